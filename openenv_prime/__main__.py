@@ -1,0 +1,5 @@
+import sys
+
+from openenv_prime.cli import main
+
+sys.exit(main())

@@ -1,0 +1,33 @@
+"""`openenv-prime`: one command, one subcommand per part. Each part registers its own subparser and
+imports its heavy dependencies only when its subcommand runs, so `--help` is instant."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Each module has `register(subparsers)`, adding subcommands whose `func(args) -> int` does the work.
+_PARTS = (
+    "openenv_prime.envs.cli",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="openenv-prime",
+        description="Task sampling for GRPO post-training on OpenEnv environments.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in _PARTS:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
