@@ -22,5 +22,14 @@ class Task:
     spec: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.split, str) or not self.split:
+            raise TypeError(f"Task.split must be a non-empty string, got {self.split!r}")
+        if isinstance(self.index, bool) or not isinstance(self.index, int) or self.index < 0:
+            raise TypeError(f"Task.index must be an int >= 0, got {self.index!r}")
+        if not isinstance(self.key, str):
+            raise TypeError(
+                f"Task.key must be a string, got {type(self.key).__name__} {self.key!r}; "
+                f"use str(...) (a chain_sum tier 3 is key '3')"
+            )
         if self.spec is not None and not isinstance(self.spec, MappingProxyType):
             object.__setattr__(self, "spec", MappingProxyType(dict(self.spec)))

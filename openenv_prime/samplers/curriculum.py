@@ -1,0 +1,173 @@
+"""The GRPO-signal curriculum: draw each key in proportion to the chance its next group has varying rewards.
+
+Per key, decayed success and failure counts start from a Beta(1,1) prior (s = f = 1) and evolve as
+``s <- gamma*s + successes``, ``f <- gamma*f + failures`` on each update of that key, so old evidence
+and the prior fade. With ``p = s/(s+f)`` and group size G, the signal ``1 - p^G - (1-p)^G`` is the
+probability that G binary rewards are not all equal; the sampling weight is ``signal + epsilon``, so
+no key ever starves. ``signal="variance"`` (graded rewards) instead keeps a decayed share of groups
+whose reward spread exceeds ``tolerance``, with the same Beta(1,1) prior, and weighs ``share + epsilon``.
+
+Counts are stored as evidence apart from the prior (``s = gamma**n + evidence``) so that states of
+several workers merge exactly (see ``merge.py``). Cost is counted and reported, never weighed: dividing
+by cost starves the expensive hard keys a curriculum exists to reach.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+from openenv_prime.samplers.cycles import KeyCycles
+from openenv_prime.samplers.pool import TaskPool
+from openenv_prime.samplers.pooled import DEFAULT_TOLERANCE, PooledSampler, parse_list
+from openenv_prime.samplers.sumtree import SumTree
+from openenv_prime.samplers.task import Task
+
+SIGNAL_MODES = ("binary", "variance")
+# Per-key learning state saved in state_dict["curriculum"], aligned with the pool's keys.
+_EVIDENCE = ("successes", "failures", "spread", "flat", "predicted_sum")
+
+
+class CurriculumSampler(PooledSampler):
+    def __init__(
+        self,
+        tasks: Iterable[Task] | TaskPool,
+        group_size: int = 8,
+        gamma: float = 0.9,
+        epsilon: float = 0.02,
+        success_threshold: float = 1.0,
+        signal: str = "binary",
+        tolerance: float = DEFAULT_TOLERANCE,
+        seed: int = 0,
+    ) -> None:
+        if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 2:
+            raise ValueError(f"group_size must be an int >= 2 (GRPO needs 2 rollouts to compare), got {group_size!r}")
+        if not _is_number(gamma) or not 0.0 < gamma <= 1.0:
+            raise ValueError(f"gamma must be in (0, 1] (1 = no decay), got {gamma!r}")
+        if not _is_number(epsilon) or not 0.0 < epsilon < math.inf:
+            raise ValueError(f"epsilon must be a finite number > 0 (the floor that keeps every key drawn), got {epsilon!r}")
+        if not _is_number(success_threshold) or not math.isfinite(success_threshold):
+            raise ValueError(f"success_threshold must be a finite number, got {success_threshold!r}")
+        if signal not in SIGNAL_MODES:
+            raise ValueError(f"signal must be one of {SIGNAL_MODES}, got {signal!r}")
+        if not _is_number(tolerance) or not 0.0 <= tolerance < math.inf:
+            raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+        super().__init__(tasks, seed=seed)
+        self.group_size = group_size
+        self.gamma = float(gamma)
+        self.epsilon = float(epsilon)
+        self.success_threshold = float(success_threshold)
+        self.signal = signal
+        self._tolerance = float(tolerance)
+        k = len(self.pool.keys)
+        self._updates = [0] * k
+        self._successes = [0.0] * k
+        self._failures = [0.0] * k
+        self._spread = [0.0] * k
+        self._flat = [0.0] * k
+        self._predicted_sum = [0.0] * k
+        self._cycles = KeyCycles(self.pool)
+        self._after_load()
+
+    @property
+    def tolerance(self) -> float:
+        return self._tolerance
+
+    # -- estimates ------------------------------------------------------------------------------
+    def success_rate(self, key: str) -> float:
+        """The decayed Beta(1,1) posterior mean of the key's success probability."""
+        return self._p(self.pool.slot_of(key))
+
+    def probabilities(self) -> dict[str, float]:
+        """The chance that the next draw lands in each key (weights over their sum)."""
+        weights = [self._tree[slot] for slot in range(len(self.pool.keys))]
+        total = math.fsum(weights)
+        return {key: w / total for key, w in zip(self.pool.keys, weights)}
+
+    def _p(self, slot: int) -> float:
+        prior = self.gamma ** self._updates[slot]
+        s = prior + self._successes[slot]
+        return s / (s + prior + self._failures[slot])
+
+    def _estimate(self, slot: int) -> float:
+        """The key's predicted chance that its next group has signal."""
+        if self.signal == "binary":
+            p = self._p(slot)
+            g = self.group_size
+            return max(0.0, 1.0 - p**g - (1.0 - p) ** g)
+        prior = self.gamma ** self._updates[slot]
+        hit = prior + self._spread[slot]
+        return hit / (hit + prior + self._flat[slot])
+
+    # -- hooks ----------------------------------------------------------------------------------
+    def _draw(self) -> int:
+        tree = self._tree
+        slot = tree.find(self._rng.random() * tree.total)
+        self._predicted_sum[slot] += self._signal_now[slot]
+        return self._cycles.next(slot, self._rng)
+
+    def _learn(self, slot: int, rewards: tuple[float, ...], signal: bool) -> None:
+        g = self.gamma
+        threshold = self.success_threshold
+        successes = sum(1 for r in rewards if r >= threshold)
+        self._updates[slot] += 1
+        self._successes[slot] = g * self._successes[slot] + successes
+        self._failures[slot] = g * self._failures[slot] + (len(rewards) - successes)
+        self._spread[slot] = g * self._spread[slot] + signal
+        self._flat[slot] = g * self._flat[slot] + (not signal)
+        self._refresh(slot)
+
+    def _refresh(self, slot: int) -> None:
+        estimate = self._estimate(slot)
+        self._signal_now[slot] = estimate
+        self._tree.set(slot, estimate + self.epsilon)
+
+    def _after_load(self) -> None:
+        k = len(self.pool.keys)
+        self._signal_now = [self._estimate(slot) for slot in range(k)]
+        self._tree = SumTree(s + self.epsilon for s in self._signal_now)
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "group_size": self.group_size,
+            "gamma": self.gamma,
+            "epsilon": self.epsilon,
+            "success_threshold": self.success_threshold,
+            "signal": self.signal,
+            "tolerance": self._tolerance,
+        }
+
+    def _export(self) -> dict[str, Any]:
+        learned: dict[str, Any] = {"updates": list(self._updates)}
+        for name in _EVIDENCE:
+            learned[name] = list(getattr(self, "_" + name))
+        return {"curriculum": learned, "cycles": self._cycles.to_json()}
+
+    def _import(self, state: dict[str, Any]) -> dict[str, Any]:
+        learned = state.get("curriculum")
+        if not isinstance(learned, dict):
+            raise ValueError("state_dict['curriculum'] is missing or not a dict")
+        k = len(self.pool.keys)
+        values: dict[str, Any] = {"_updates": parse_list(learned.get("updates"), "curriculum.updates", k, int)}
+        for name in _EVIDENCE:
+            values["_" + name] = parse_list(learned.get(name), f"curriculum.{name}", k, float)
+        values["_cycles"] = KeyCycles.from_json(state.get("cycles"), self.pool)
+        return values
+
+    def _total_metrics(self) -> dict[str, float]:
+        draws = sum(self._draws)
+        return {"predicted_signal": math.fsum(self._predicted_sum) / draws if draws else 0.0}
+
+    def _key_metrics(self, slot: int) -> dict[str, float]:
+        draws = self._draws[slot]
+        return {
+            "p": self._p(slot),
+            "signal": self._signal_now[slot],
+            "weight": self._tree[slot],
+            "predicted_signal": self._predicted_sum[slot] / draws if draws else 0.0,
+        }
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

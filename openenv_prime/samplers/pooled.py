@@ -1,0 +1,214 @@
+"""What every sampler shares: the pool, update validation, group accounting, metrics and the state envelope.
+
+Subclasses implement drawing (``_draw``), optional learning from groups (``_learn``), and their part of
+the state (``_export`` / ``_import``). ``_import`` only parses; nothing is assigned until the whole
+state has been checked, so a rejected ``load_state_dict`` leaves the sampler as it was.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any, Iterable, Sequence
+
+from openenv_prime.samplers.pool import TaskPool
+from openenv_prime.samplers.rngstate import rng_from_json, rng_to_json
+from openenv_prime.samplers.task import Task
+from openenv_prime.samplers.validation import check_count, check_group, has_spread
+
+STATE_VERSION = 1
+DEFAULT_TOLERANCE = 1e-6
+_INT_STATS = ("draws", "episodes", "groups", "groups_with_signal")
+_FLOAT_STATS = ("cost",)
+
+
+class PooledSampler:
+    """Base of the samplers: a fixed task pool, per-key group accounting, JSON state with RNG."""
+
+    def __init__(self, tasks: Iterable[Task] | TaskPool, *, seed: int = 0) -> None:
+        self.pool = tasks if isinstance(tasks, TaskPool) else TaskPool(tasks)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise TypeError(f"seed must be an int, got {seed!r}")
+        self.seed = seed
+        self._rng = random.Random(seed)
+        k = len(self.pool.keys)
+        self._draws = [0] * k
+        self._episodes = [0] * k
+        self._groups = [0] * k
+        self._groups_with_signal = [0] * k
+        self._cost = [0.0] * k
+        self._tolerance = DEFAULT_TOLERANCE
+        self._key_of_task = [0] * len(self.pool)
+        for slot, members in enumerate(self.pool.members):
+            for position in members:
+                self._key_of_task[position] = slot
+
+    # -- the TaskSampler protocol ---------------------------------------------------------------
+    def sample(self, n: int) -> list[Task]:
+        n = check_count(n)
+        tasks = self.pool.tasks
+        draws = self._draws
+        key_of = self._key_of_task
+        out = []
+        for _ in range(n):
+            position = self._draw()
+            draws[key_of[position]] += 1
+            out.append(tasks[position])
+        return out
+
+    def update(self, key: str, rewards: Sequence[float], costs: Sequence[float] | None = None) -> None:
+        slot = self.pool.slot_of(key)
+        rewards_t, costs_t = check_group(rewards, costs)
+        signal = has_spread(rewards_t, self._tolerance)
+        self._learn(slot, rewards_t, signal)
+        self._episodes[slot] += len(rewards_t)
+        self._groups[slot] += 1
+        self._groups_with_signal[slot] += signal
+        if costs_t is not None:
+            self._cost[slot] += math.fsum(costs_t)
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {
+            "version": STATE_VERSION,
+            "sampler": type(self).__name__,
+            "pool": {
+                "fingerprint": self.pool.fingerprint,
+                "num_tasks": len(self.pool),
+                "num_keys": len(self.pool.keys),
+            },
+            "config": self._config(),
+            "rng": rng_to_json(self._rng),
+            "stats": {
+                "draws": list(self._draws),
+                "episodes": list(self._episodes),
+                "groups": list(self._groups),
+                "groups_with_signal": list(self._groups_with_signal),
+                "cost": list(self._cost),
+            },
+        }
+        state.update(self._export())
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        check_envelope(state, type(self).__name__, self.pool, self._config())
+        values = {"_rng": rng_from_json(state.get("rng"))}
+        stats = state.get("stats")
+        if not isinstance(stats, dict):
+            raise ValueError("state_dict['stats'] is missing or not a dict")
+        k = len(self.pool.keys)
+        for name in _INT_STATS:
+            values["_" + name] = parse_list(stats.get(name), f"stats.{name}", k, int)
+        for name in _FLOAT_STATS:
+            values["_" + name] = parse_list(stats.get(name), f"stats.{name}", k, float)
+        values.update(self._import(state))
+        for attribute, value in values.items():
+            setattr(self, attribute, value)
+        self._after_load()
+
+    def reseed(self, seed: int) -> None:
+        """Restart the RNG from ``seed``, keeping all statistics: give each worker its own stream
+        after loading one shared (e.g. merged) state."""
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise TypeError(f"seed must be an int, got {seed!r}")
+        self._rng = random.Random(seed)
+
+    def metrics(self, *, per_key: bool = True) -> dict[str, float]:
+        """Totals, and (unless ``per_key=False``) ``key/<key>/<name>`` for every key."""
+        episodes = sum(self._episodes)
+        groups = sum(self._groups)
+        with_signal = sum(self._groups_with_signal)
+        cost = math.fsum(self._cost)
+        draws = sum(self._draws)
+        out: dict[str, float] = {
+            "draws": float(draws),
+            "episodes": float(episodes),
+            "cost": cost,
+            "groups": float(groups),
+            "groups_with_signal": float(with_signal),
+            "observed_signal": with_signal / groups if groups else 0.0,
+            "signal_per_episode": with_signal / episodes if episodes else 0.0,
+            "signal_per_cost": with_signal / cost if cost > 0 else 0.0,
+        }
+        out.update(self._total_metrics())
+        if per_key:
+            for slot, key in enumerate(self.pool.keys):
+                prefix = f"key/{key}/"
+                out[prefix + "draw_share"] = self._draws[slot] / draws if draws else 0.0
+                out[prefix + "episodes"] = float(self._episodes[slot])
+                out[prefix + "cost"] = self._cost[slot]
+                g = self._groups[slot]
+                out[prefix + "observed_signal"] = self._groups_with_signal[slot] / g if g else 0.0
+                for name, value in self._key_metrics(slot).items():
+                    out[prefix + name] = value
+        return out
+
+    # -- hooks --------------------------------------------------------------------------------
+    def _draw(self) -> int:
+        raise NotImplementedError
+
+    def _learn(self, slot: int, rewards: tuple[float, ...], signal: bool) -> None:
+        """Use one validated group; must not raise."""
+
+    def _config(self) -> dict[str, Any]:
+        return {"seed": self.seed}
+
+    def _export(self) -> dict[str, Any]:
+        return {}
+
+    def _import(self, state: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    def _after_load(self) -> None:
+        """Rebuild caches derived from the loaded attributes."""
+
+    def _total_metrics(self) -> dict[str, float]:
+        return {}
+
+    def _key_metrics(self, slot: int) -> dict[str, float]:
+        return {}
+
+
+def check_envelope(state: Any, sampler: str, pool: TaskPool, config: dict[str, Any]) -> None:
+    """Refuse a state from another sampler class, version, task pool or configuration."""
+    if not isinstance(state, dict):
+        raise TypeError(f"load_state_dict needs the dict from state_dict(), got {type(state).__name__}")
+    if state.get("sampler") != sampler:
+        raise ValueError(f"this state was saved by {state.get('sampler')!r}, not by {sampler}")
+    if state.get("version") != STATE_VERSION:
+        raise ValueError(f"state version {state.get('version')!r} is not supported (expected {STATE_VERSION})")
+    saved_pool = state.get("pool")
+    if not isinstance(saved_pool, dict) or saved_pool.get("fingerprint") != pool.fingerprint:
+        raise ValueError(
+            "this state was saved on a different task pool (fingerprint mismatch): build the sampler "
+            "from the same tasks, in the same order, with the same keys"
+        )
+    saved_config = state.get("config")
+    if not isinstance(saved_config, dict) or _without_seed(saved_config) != _without_seed(config):
+        raise ValueError(
+            f"this state was saved with config {saved_config!r}, but this sampler has {config!r}; "
+            f"construct the sampler with the saved settings"
+        )
+
+
+def _without_seed(config: dict[str, Any]) -> dict[str, Any]:
+    """The settings a state must share; the seed only picks the first RNG state, which the state carries."""
+    return {name: value for name, value in config.items() if name != "seed"}
+
+
+def parse_list(value: Any, name: str, length: int, kind: type) -> list:
+    """A list of ``length`` finite numbers of ``kind`` from a state dict, or a ValueError naming it."""
+    if not isinstance(value, list) or len(value) != length:
+        raise ValueError(f"state_dict field {name} must be a list of {length} numbers")
+    out = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, (int, float)):
+            raise ValueError(f"state_dict field {name} holds {item!r}, not a number")
+        if kind is int:
+            if item != int(item) or item < 0:
+                raise ValueError(f"state_dict field {name} holds {item!r}, not an int >= 0")
+            out.append(int(item))
+        else:
+            if not math.isfinite(item):
+                raise ValueError(f"state_dict field {name} holds {item!r}, not a finite number")
+            out.append(float(item))
+    return out

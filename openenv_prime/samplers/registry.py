@@ -1,0 +1,31 @@
+"""Build a sampler from its name, as configs (TOML, CLI flags) spell it."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from openenv_prime.samplers.curriculum import CurriculumSampler
+from openenv_prime.samplers.pool import TaskPool
+from openenv_prime.samplers.pooled import PooledSampler
+from openenv_prime.samplers.sequential import SequentialSampler
+from openenv_prime.samplers.task import Task
+from openenv_prime.samplers.uniform import UniformSampler
+
+SAMPLERS: dict[str, type[PooledSampler]] = {
+    "sequential": SequentialSampler,
+    "uniform": UniformSampler,
+    "curriculum": CurriculumSampler,
+}
+
+
+def make_sampler(name: str, tasks: Iterable[Task] | TaskPool, **kwargs: Any) -> PooledSampler:
+    """``make_sampler("curriculum", tasks, group_size=8)``; unknown names or settings raise clearly."""
+    cls = SAMPLERS.get(name)
+    if cls is None:
+        raise ValueError(f"unknown sampler {name!r}; choose one of {sorted(SAMPLERS)}")
+    try:
+        return cls(tasks, **kwargs)
+    except TypeError as exc:
+        if "unexpected keyword argument" in str(exc):
+            raise TypeError(f"sampler {name!r} does not take that setting: {exc}") from None
+        raise
