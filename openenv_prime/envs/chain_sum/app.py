@@ -1,0 +1,30 @@
+"""The FastAPI app serving chain_sum, for both supported openenv versions (0.4.1 and 0.10.0)."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+from openenv.core.env_server.http_server import create_app
+
+from openenv_prime.envs.chain_sum.environment import (
+    ChainSumAction,
+    ChainSumEnvironment,
+    ChainSumObservation,
+    ChainSumState,
+)
+from openenv_prime.envs.chain_sum.taskset import ENV_NAME
+
+
+def build_app(num_tiers: int = 5, schedule: str = "lockstep", max_sessions: int = 64):
+    """An app with the Task API under `/chain_sum/...`, episodes over `/ws`, at most `max_sessions` sockets."""
+    if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
+        raise ValueError(f"max_sessions must be a positive integer, got {max_sessions!r}")
+    ChainSumEnvironment(num_tiers, schedule)  # fail here, not in the first request, on bad tiers
+    factory = functools.partial(ChainSumEnvironment, num_tiers, schedule)
+    kwargs = {}
+    if "state_cls" in inspect.signature(create_app).parameters:  # openenv >= 0.10: state schema in /schema
+        kwargs["state_cls"] = ChainSumState
+    return create_app(
+        factory, ChainSumAction, ChainSumObservation, env_name=ENV_NAME, max_concurrent_envs=max_sessions, **kwargs
+    )

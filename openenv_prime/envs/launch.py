@@ -1,0 +1,111 @@
+"""Start an environment server in a subprocess for tests, the trainer and benchmarks.
+
+No `openenv` import here: the server runs in its own interpreter (`python`, default this one), so a
+caller can serve from another virtualenv (e.g. one with a different openenv version).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+
+from openenv_prime.envs.serve import LISTENING_PREFIX
+
+ENVIRONMENTS = ("chain-sum",)
+
+
+class ServerStartError(RuntimeError):
+    """The server exited or did not become healthy in time; the message carries its output tail."""
+
+
+def _tail(log: Path, lines: int = 30) -> str:
+    text = log.read_text(errors="replace").splitlines()
+    return "\n".join(text[-lines:]) or "(no output)"
+
+
+def _listening_url(log: Path) -> str | None:
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith(LISTENING_PREFIX):
+            return line[len(LISTENING_PREFIX):].strip()
+    return None
+
+
+def _wait_until_healthy(process: subprocess.Popen, log: Path, command: list[str], deadline: float) -> str:
+    url = None
+    with httpx.Client(timeout=2.0) as http:
+        while True:
+            if process.poll() is not None:
+                raise ServerStartError(
+                    f"server exited with code {process.returncode} before becoming healthy.\n"
+                    f"command: {' '.join(command)}\noutput tail:\n{_tail(log)}"
+                )
+            url = url or _listening_url(log)
+            if url is not None:
+                try:
+                    if http.get(f"{url}/health").status_code == 200:
+                        return url
+                except httpx.HTTPError:
+                    pass
+            if time.monotonic() > deadline:
+                stage = "print its listening line" if url is None else f"answer /health at {url}"
+                raise ServerStartError(
+                    f"server did not {stage} in time.\ncommand: {' '.join(command)}\noutput tail:\n{_tail(log)}"
+                )
+            time.sleep(0.1)
+
+
+def _stop(process: subprocess.Popen, grace: float = 10.0) -> None:
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=grace)
+
+
+@contextlib.contextmanager
+def local_server(
+    env: str = "chain-sum",
+    *,
+    tiers: int = 5,
+    max_sessions: int = 64,
+    python: str | None = None,
+    port: int = 0,
+    host: str = "127.0.0.1",
+    startup_timeout: float = 120.0,
+    schedule: str = "lockstep",
+) -> Iterator[str]:
+    """Serve `env` in a subprocess; yield its base URL (``http://127.0.0.1:PORT``) once `/health` answers.
+
+    The server is stopped (SIGTERM, then SIGKILL after 10 s) when the block exits, however it exits.
+    Raises `ServerStartError` with the server's output tail if it dies or is not healthy within
+    `startup_timeout` seconds.
+    """
+    if env not in ENVIRONMENTS:
+        raise ValueError(f"unknown environment {env!r}; local_server can start: {', '.join(ENVIRONMENTS)}")
+    command = [
+        python or sys.executable, "-m", "openenv_prime.envs", "serve", env,
+        "--host", host, "--port", str(port), "--tiers", str(tiers),
+        "--schedule", schedule, "--max-sessions", str(max_sessions),
+    ]
+    # The repository root on PYTHONPATH lets another virtualenv's interpreter import openenv_prime.
+    root = str(Path(__file__).resolve().parents[2])
+    environ = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    with tempfile.TemporaryDirectory(prefix="openenv-prime-server-") as tmp:
+        log = Path(tmp) / "server.log"
+        with open(log, "wb") as out:
+            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=environ)
+        try:
+            yield _wait_until_healthy(process, log, command, time.monotonic() + startup_timeout)
+        finally:
+            _stop(process)

@@ -1,0 +1,56 @@
+"""Serve an environment under uvicorn and announce the bound address on stdout.
+
+The socket is bound before uvicorn starts, so `--port 0` gets a free port and the printed line
+(`listening on http://HOST:PORT`) names the real one; `local_server` reads that line.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+
+LISTENING_PREFIX = "listening on "
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as error:
+        sock.close()
+        raise SystemExit(f"cannot bind {host}:{port}: {error.strerror}; choose another --port (0 picks a free one)")
+    sock.listen(2048)
+    return sock
+
+
+def _url(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if sock.family == socket.AF_INET6 else f"http://{host}:{port}"
+
+
+def _skip_gradio_unless_web_ui() -> None:
+    """openenv imports its gradio web UI inside try/except ModuleNotFoundError; blocking the import
+    halves server start-up (about 5 s of gradio). ENABLE_WEB_INTERFACE=true keeps the web UI."""
+    if os.getenv("ENABLE_WEB_INTERFACE", "false").lower() not in ("true", "1", "yes"):
+        sys.modules.setdefault("gradio", None)
+
+
+def serve_chain_sum(host: str, port: int, tiers: int, schedule: str, max_sessions: int, log_level: str) -> int:
+    sock = _bind(host, port)
+    _skip_gradio_unless_web_ui()
+    import uvicorn
+
+    from openenv_prime.envs.chain_sum.app import build_app
+
+    try:
+        app = build_app(tiers, schedule, max_sessions)
+    except ValueError as error:
+        sock.close()
+        raise SystemExit(f"openenv-prime serve chain-sum: {error}")
+    config = uvicorn.Config(app, log_level=log_level, access_log=False, timeout_graceful_shutdown=5, ws="websockets")
+    print(f"{LISTENING_PREFIX}{_url(sock)}", flush=True)
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0
