@@ -1,0 +1,75 @@
+"""Configs for the OpenEnv taskset, its tasks and its env.
+
+verifiers' CLI builds an all-defaults config before it applies flags, so every field here has a
+default that works against a local chain_sum server (`openenv-prime serve chain-sum`)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import verifiers.v1 as vf
+from pydantic import Field, field_validator
+
+
+class OpenEnvTaskConfig(vf.TaskConfig):
+    """How an episode's per-step rewards become the trace's reward (`--env.taskset.task.*`)."""
+
+    reward_mode: Literal["sum", "last", "max"] = "sum"
+    """Aggregate the environment's per-step rewards by their sum, the last one, or the max."""
+    reward_clip: tuple[float, float] | None = None
+    """Clip the aggregate into [low, high]; prime-rl's difficulty pools assume [0, 1]."""
+
+    @field_validator("reward_clip")
+    @classmethod
+    def _ordered(cls, clip: tuple[float, float] | None) -> tuple[float, float] | None:
+        if clip is not None and clip[0] > clip[1]:
+            raise ValueError(f"reward_clip {list(clip)} has low > high; pass [low, high]")
+        return clip
+
+
+class OpenEnvTasksetConfig(vf.TasksetConfig):
+    """Which OpenEnv server, which tasks, and how episodes talk to it (`--env.taskset.*`).
+
+    The deployment (URL, limits) lives here and never in task data, so task keys and hashes
+    stay the same when the server moves."""
+
+    base_url: str = "http://127.0.0.1:8000"
+    """OpenEnv server (http(s):// or ws(s)://)."""
+    env_name: str | None = None
+    """Environment on the server; None = the only one `/list_environments` lists."""
+    splits: list[str] | None = None
+    """Splits to load, in order; None = every split the server lists."""
+    page_size: int = Field(1024, ge=1)
+    """Tasks per `task_range` request at load."""
+    id_field: str = "id"
+    """Spec field holding the durable task id; a spec without it is keyed by a content hash."""
+    family_field: str | None = "tier"
+    """Spec field grouping tasks into families (curriculum keys); None = no families."""
+    observation_field: str | None = None
+    """Observation field shown to the model; None = the render module's choice."""
+    action_field: str | None = None
+    """Action field the reply fills; None = the action schema's single required field."""
+    instructions: str | None = None
+    """System prompt; None = one generated from the action schema."""
+    max_steps: int = Field(16, ge=1)
+    """Environment steps per episode before it stops as `openenv_max_steps`."""
+    max_invalid_actions: int = Field(3, ge=0)
+    """Invalid actions fed back to the model; the next one stops the episode."""
+    reset_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Extra arguments for every reset, besides split, index and episode_id."""
+    max_sessions: int | None = Field(None, ge=1)
+    """Open `/ws` sessions per process; None = unbounded (the server's cap still applies)."""
+    capacity_wait: float = Field(60.0, ge=0)
+    """Seconds to keep retrying a session the server refuses for capacity."""
+    http_timeout: float = Field(10.0, gt=0)
+    """Seconds per Task API request."""
+    message_timeout: float = Field(30.0, gt=0)
+    """Seconds per `/ws` reply."""
+    task: OpenEnvTaskConfig = OpenEnvTaskConfig()
+
+
+class OpenEnvEnvConfig(vf.EnvConfig):
+    """One seat, `player`, on the local subprocess runtime: the in-process chat harness needs
+    no sandbox, and verifiers' default runtime is a remote Prime sandbox."""
+
+    player: vf.AgentConfig = vf.AgentConfig(runtime=vf.SubprocessConfig())

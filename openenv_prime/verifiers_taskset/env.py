@@ -1,0 +1,103 @@
+"""The episode loop: one `/ws` session per episode, the model playing the agent turn by turn."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import verifiers.v1 as vf
+
+from openenv_prime.client import AsyncTaskAPIClient, EpisodeSession
+from openenv_prime.client.errors import InvalidRequestError
+from openenv_prime.client.render import observation_to_text, reply_to_action
+from openenv_prime.verifiers_taskset.config import OpenEnvEnvConfig
+from openenv_prime.verifiers_taskset.taskset import OpenEnvTask
+
+
+class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
+    """Reset with the task's split and index (the trace id as `episode_id`, so the server's state
+    names the trace), show the observation, send the reply as the action, step until done.
+
+    An invalid action is fed back to the model and counted instead of failing the episode; rewards
+    arrive per step and are scored by `OpenEnvTask`."""
+
+    def __init__(self, config: OpenEnvEnvConfig) -> None:
+        super().__init__(config)
+        self._action_schema: dict[str, Any] | None = None
+        self._schema_lock: asyncio.Lock | None = None
+
+    async def action_schema(self) -> dict[str, Any]:
+        """The server's action schema, fetched once per process (env-server workers never `load()`)."""
+        if self._action_schema is None:
+            self._schema_lock = self._schema_lock or asyncio.Lock()
+            async with self._schema_lock:
+                if self._action_schema is None:
+                    taskset = self.config.taskset
+                    async with AsyncTaskAPIClient(
+                        taskset.base_url, env_name=taskset.env_name, timeout=taskset.http_timeout
+                    ) as api:
+                        self._action_schema = (await api.schema()).get("action") or {}
+        return self._action_schema
+
+    async def run(self, task: OpenEnvTask, agents: vf.Agents) -> None:
+        config = self.config.taskset
+        schema = await self.action_schema()
+        data = task.data
+        async with EpisodeSession(
+            config.base_url,
+            timeout=config.message_timeout,
+            max_sessions=config.max_sessions,
+            capacity_wait=config.capacity_wait,
+        ) as session:
+            async with agents.player.interaction(task) as interaction:
+                trace = interaction.trace
+                record: dict[str, Any] = {
+                    "rewards": [], "steps": 0, "done": False, "invalid_actions": 0, "step_seconds": [],
+                }
+                trace.info["openenv"] = record
+                result = await session.reset(
+                    **config.reset_kwargs, split=data.split, index=data.index, episode_id=trace.id
+                )
+                record["done"] = result.done
+                message = observation_to_text(result.observation, config.observation_field)
+                while True:
+                    if result.done:
+                        trace.stop("openenv_done")
+                        break
+                    if record["steps"] >= config.max_steps:
+                        trace.stop("openenv_max_steps")
+                        break
+                    segment = await interaction.turn(message)
+                    if segment.terminated:
+                        break
+                    problem, action = _parse(segment.last_reply, schema, config.action_field)
+                    if action is not None:
+                        started = time.perf_counter()
+                        try:
+                            result = await session.step(action)
+                        except InvalidRequestError as error:
+                            problem = f"The environment rejected that action: {error.message}"
+                        else:
+                            record["step_seconds"].append(round(time.perf_counter() - started, 6))
+                            record["steps"] += 1
+                            record["done"] = result.done
+                            if result.reward is not None:
+                                record["rewards"].append(float(result.reward))
+                            message = observation_to_text(result.observation, config.observation_field)
+                            continue
+                    record["invalid_actions"] += 1
+                    if record["invalid_actions"] > config.max_invalid_actions:
+                        trace.stop("openenv_invalid_action")
+                        break
+                    message = f"{problem} Try again; reply with only the action."
+
+
+def _parse(reply: str, schema: dict[str, Any], field: str | None) -> tuple[str, dict[str, Any] | None]:
+    """The action for `reply`, or why there is none (an empty reply sends nothing)."""
+    if not reply.strip():
+        return "Your reply was empty.", None
+    try:
+        return "", reply_to_action(reply, schema, field)
+    except ValueError as error:
+        return f"Your reply is not a valid action: {error}", None

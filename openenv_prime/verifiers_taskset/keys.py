@@ -1,0 +1,44 @@
+"""Durable task identity: the same task gets the same key on every deployment of its server."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+# Where a task sits in a listing, not what it is; left out of the content hash.
+_POSITION_FIELDS = ("split", "index")
+
+
+def durable_id(spec: Mapping[str, Any], id_field: str) -> str:
+    """`spec[id_field]` when present, else a hash of the spec's content, which survives reordering."""
+    value = spec.get(id_field)
+    if value is not None and str(value) != "":
+        return str(value)
+    content = {k: v for k, v in spec.items() if k not in _POSITION_FIELDS}
+    blob = json.dumps(content, sort_keys=True, default=str).encode()
+    return "sha256:" + hashlib.sha256(blob).hexdigest()[:16]
+
+
+def family_of(spec: Mapping[str, Any], family_field: str | None) -> str | None:
+    """The curriculum family (`str(spec[family_field])`), or None when the spec has none."""
+    if family_field is None or spec.get(family_field) is None:
+        return None
+    return str(spec[family_field])
+
+
+def task_key(env_name: str, split: str, ident: str) -> str:
+    return f"{env_name}/{split}/{ident}"
+
+
+def check_unique(keys: Iterable[str]) -> None:
+    """Raise on the first repeated key: curricula and prime-rl's pools key tasks by it."""
+    seen: dict[str, int] = {}
+    for position, key in enumerate(keys):
+        if key in seen:
+            raise ValueError(
+                f"task key {key!r} repeats (tasks {seen[key]} and {position}); set "
+                "--env.taskset.id-field to a spec field that is unique per task"
+            )
+        seen[key] = position

@@ -1,0 +1,106 @@
+"""Loading tasks from a real chain_sum server's Task API, and verifiers finding the taskset."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from openenv_prime.client import TaskAPIClient
+from openenv_prime.client.errors import OpenEnvError, UnknownSplitError
+from openenv_prime.verifiers_taskset import (
+    OpenEnvChatHarness,
+    OpenEnvEnv,
+    OpenEnvTaskset,
+    OpenEnvTasksetConfig,
+)
+
+
+def _load(base_url: str, **fields) -> list:
+    return list(OpenEnvTaskset(OpenEnvTasksetConfig(id="openenv-prime", base_url=base_url, **fields)))
+
+
+def test_loads_every_test_task_with_durable_keys_and_families(chain_sum_server, chain_sum_tasks):
+    with TaskAPIClient(chain_sum_server) as api:
+        count = api.num_tasks("test")
+        probes = {i: api.get_task("test", i) for i in (0, count // 2, count - 1)}
+    assert len(chain_sum_tasks) == count
+    assert {i: chain_sum_tasks[i].data.spec for i in probes} == probes
+    keys = [task.key for task in chain_sum_tasks]
+    assert len(set(keys)) == len(keys)
+    for position, task in enumerate(chain_sum_tasks):
+        data = task.data
+        assert (data.env_name, data.split, data.index) == ("chain_sum", "test", position)
+        assert data.id == data.spec["id"]
+        assert task.key == f"chain_sum/test/{data.spec['id']}"
+        assert data.family == str(data.spec["tier"])
+        assert data.prompt is None and "answer" in data.system_prompt
+    assert {task.data.family for task in chain_sum_tasks} == {"0", "1", "2", "3", "4"}
+
+
+def test_task_data_names_no_server_so_keys_and_hashes_survive_a_move(chain_sum_server, chain_sum_tasks):
+    port = chain_sum_server.rsplit(":", 1)[1]
+    moved = _load(chain_sum_server.replace("127.0.0.1", "localhost"), splits=["test"])
+    assert [t.key for t in moved] == [t.key for t in chain_sum_tasks]
+    assert [t.hash for t in moved] == [t.hash for t in chain_sum_tasks]
+    assert port not in chain_sum_tasks[0].data.model_dump_json()
+
+
+def test_small_pages_load_the_same_tasks(chain_sum_server, chain_sum_tasks):
+    paged = _load(chain_sum_server, splits=["test"], page_size=97)
+    assert [t.data for t in paged] == [t.data for t in chain_sum_tasks]
+
+
+def test_default_config_loads_every_listed_split(chain_sum_server):
+    with TaskAPIClient(chain_sum_server) as api:
+        splits = [s["name"] for s in api.splits()]
+        total = sum(api.num_tasks(s) for s in splits)
+    tasks = _load(chain_sum_server)
+    assert len(tasks) == total
+    assert [t.data.split for t in tasks] == sorted((t.data.split for t in tasks), key=splits.index)
+
+
+def test_unknown_split_is_refused_with_the_listed_splits(chain_sum_server):
+    with pytest.raises(UnknownSplitError) as caught:
+        _load(chain_sum_server, splits=["test", "validaton"])
+    message = str(caught.value)
+    assert "validaton" in message and "'test'" in message and chain_sum_server in message
+
+
+def test_server_down_at_load_names_the_url():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    with pytest.raises(OpenEnvError) as caught:
+        _load(url, http_timeout=2.0)
+    assert url in str(caught.value)
+
+
+def test_id_field_missing_falls_back_to_content_hash_keys(chain_sum_server):
+    tasks = _load(chain_sum_server, splits=["test"], id_field="no_such_field", family_field=None)
+    assert all(t.data.id.startswith("sha256:") and t.data.family is None for t in tasks)
+    assert len({t.key for t in tasks}) == len(tasks)
+
+
+def test_duplicate_keys_are_refused(chain_sum_server):
+    with pytest.raises(ValueError, match="repeats"):
+        _load(chain_sum_server, splits=["test"], id_field="tier")
+
+
+def test_verifiers_discovers_taskset_env_and_harness():
+    from verifiers.v1.utils.loaders import default_harness_id, environment_class, taskset_class
+
+    assert taskset_class("openenv-prime") is OpenEnvTaskset
+    assert environment_class("openenv-prime") is OpenEnvEnv
+    assert default_harness_id("openenv-prime") == "openenv-prime"
+    from verifiers.v1.utils.loaders import harness_class
+
+    assert harness_class("openenv-prime") is OpenEnvChatHarness
+
+
+def test_samplers_import_without_verifiers():
+    code = "import sys, openenv_prime.samplers; assert 'verifiers' not in sys.modules, 'verifiers imported'"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
