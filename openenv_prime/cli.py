@@ -10,6 +10,7 @@ import sys
 # Each module has `register(subparsers)`, adding subcommands whose `func(args) -> int` does the work.
 _PARTS = (
     "openenv_prime.envs.cli",
+    "openenv_prime.evaluation.cli",
 )
 
 

@@ -1,0 +1,33 @@
+"""What an eval runs: which server, split and tasks, how observations become prompts, how long episodes last."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
+
+
+class EvalConfig(BaseModel):
+    """Every field has a working default (the local chain_sum server's test split); unknown fields are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str = Field("http://127.0.0.1:8000", description="OpenEnv server (http(s):// or ws(s)://).")
+    env_name: str | None = Field(None, description="Environment name; None means the only one the server lists.")
+    split: str = Field("test", description="Task API split to evaluate on.")
+    per_family: int = Field(20, ge=1, description="Tasks drawn per family (all of them when a family has fewer).")
+    families: list[str] | None = Field(None, description="Only these families (as strings); None means all.")
+    seed: int = Field(0, description="Chooses the tasks; the same seed chooses the same tasks.")
+    family_field: str = Field("tier", description="Task-spec field whose value is the family key.")
+    id_field: str = Field("id", description="Task-spec field with the durable task id (falls back to split/index).")
+    system_prompt: str | None = Field(DEFAULT_SYSTEM_PROMPT, description="System message; None sends none.")
+    observation_field: str | None = Field(None, description="Observation field rendered as the prompt text.")
+    action_field: str | None = Field(None, description="Action field that receives the reply text.")
+    reset_kwargs: dict[str, Any] = Field(default_factory=dict, description="Extra arguments for every reset.")
+    max_concurrency: int = Field(32, ge=1, description="Episodes open at once; also the policy's batch size.")
+    max_steps: int = Field(1, ge=1, description="Model turns per episode before it is cut off.")
+    max_invalid_actions: int = Field(2, ge=0, description="Rejected actions fed back to the model before giving up.")
+    success_threshold: float = Field(1.0, description="An episode whose total reward reaches this counts as solved.")
+    timeout: float = Field(30.0, gt=0, description="Seconds to wait for any one server answer.")

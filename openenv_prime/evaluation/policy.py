@@ -1,0 +1,114 @@
+"""The model side of an eval: a `Policy` turns chat prompts into reply texts, greedily.
+
+The eval loop hands a policy one batch of prompts per round, so an in-process policy (the MLX trainer's)
+can generate the whole batch at once and an HTTP policy can send the requests concurrently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any, Protocol, runtime_checkable
+
+import httpx
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Chat messages in, reply texts out (one per prompt, same order), decoded greedily."""
+
+    async def complete(self, prompts: list[list[dict]]) -> list[str]: ...
+
+
+class ModelEndpointError(RuntimeError):
+    """The OpenAI-compatible model endpoint could not be reached or answered something unusable."""
+
+
+def chat_completions_url(base_url: str) -> str:
+    """`.../v1/chat/completions` for a base URL given with or without its `/v1` suffix."""
+    root = base_url.strip().rstrip("/")
+    if not root.startswith(("http://", "https://")):
+        raise ValueError(f"model base URL must start with http:// or https://, got {base_url!r}")
+    if root.endswith("/chat/completions"):
+        return root
+    if not root.endswith("/v1"):
+        root += "/v1"
+    return root + "/chat/completions"
+
+
+class OpenAIPolicy:
+    """A `Policy` over any OpenAI-compatible `/v1/chat/completions` endpoint (vLLM, mlx_lm.server, OpenAI...).
+
+    Requests run concurrently, at most ``max_concurrency`` at a time; ``temperature`` defaults to 0 so
+    that the same model gives the same replies.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        max_concurrency: int = 32,
+        timeout: float = 120.0,
+        extra_body: dict[str, Any] | None = None,
+    ) -> None:
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
+        self.url = chat_completions_url(base_url)
+        self.model = model
+        self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.max_concurrency = max_concurrency
+        self.timeout = timeout
+        self.extra_body = dict(extra_body or {})
+
+    async def complete(self, prompts: list[list[dict]]) -> list[str]:
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        limits = httpx.Limits(max_connections=self.max_concurrency)
+        semaphore = asyncio.Semaphore(self.max_concurrency)
+        async with httpx.AsyncClient(timeout=self.timeout, headers=headers, limits=limits) as client:
+
+            async def one(messages: list[dict]) -> str:
+                async with semaphore:
+                    return await self._post(client, messages)
+
+            return list(await asyncio.gather(*(one(messages) for messages in prompts)))
+
+    async def _post(self, client: httpx.AsyncClient, messages: list[dict]) -> str:
+        body = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            **self.extra_body,
+        }
+        try:
+            response = await client.post(self.url, json=body)
+        except httpx.TimeoutException as exc:
+            raise ModelEndpointError(
+                f"model endpoint {self.url} did not answer within {self.timeout:g} s; "
+                "raise the timeout or check that the model server is not overloaded"
+            ) from exc
+        except httpx.TransportError as exc:
+            raise ModelEndpointError(
+                f"cannot reach the model endpoint {self.url} ({type(exc).__name__}: {exc}); "
+                "start the model server or pass the right --model-base-url"
+            ) from exc
+        if response.status_code != 200:
+            raise ModelEndpointError(
+                f"model endpoint {self.url} answered HTTP {response.status_code} for model {self.model!r}: "
+                f"{response.text[:300]}"
+            )
+        try:
+            content = response.json()["choices"][0]["message"].get("content")
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise ModelEndpointError(
+                f"model endpoint {self.url} answered something that is not a chat completion: {response.text[:300]}"
+            ) from exc
+        return content or ""

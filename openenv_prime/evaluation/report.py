@@ -1,0 +1,78 @@
+"""How an eval is shown and kept: a rich per-family table, and a JSON file with results, config,
+package versions and seed (everything needed to reproduce and compare runs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from openenv_prime.evaluation.result import EvalResult
+
+_PACKAGES = ("openenv-prime", "httpx", "websockets", "pydantic", "rich")
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of Python and of the packages the eval path runs on (None-safe for missing ones)."""
+    versions = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def family_table(result: EvalResult, title: str | None = None) -> Table:
+    """Per-family accuracy, mean reward and counts, with an overall row."""
+    table = Table(title=title or f"{result.env_name} / {result.config.split}: accuracy per {result.config.family_field}")
+    table.add_column(result.config.family_field, justify="right")
+    table.add_column("tasks", justify="right")
+    table.add_column("solved", justify="right")
+    table.add_column("accuracy", justify="right")
+    table.add_column("mean reward", justify="right")
+    for score in result.families:
+        table.add_row(score.family, str(score.tasks), str(score.solved), f"{score.accuracy:.3f}", f"{score.mean_reward:.3f}")
+    solved = sum(s.solved for s in result.families)
+    table.add_section()
+    table.add_row("all", str(len(result.results)), str(solved), f"{result.accuracy:.3f}", f"{result.mean_reward:.3f}")
+    return table
+
+
+def report_dict(result: EvalResult, model: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON document of a run: seed, config, model, package versions, per-family scores and per-task results."""
+    return {
+        "seed": result.config.seed,
+        "env_name": result.env_name,
+        "split": result.config.split,
+        "config": result.config.model_dump(mode="json"),
+        "model": model or {},
+        "versions": package_versions(),
+        "accuracy": result.accuracy,
+        "mean_reward": result.mean_reward,
+        "families": [s.model_dump(mode="json") for s in result.families],
+        "results": [r.model_dump(mode="json") for r in result.results],
+        "elapsed_s": result.elapsed_s,
+    }
+
+
+def write_json(path: str | Path, document: dict[str, Any]) -> Path:
+    """Writes atomically (temp file + rename), so a reader never sees half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(document, f, indent=2)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path

@@ -1,0 +1,68 @@
+"""What an eval found: one record per task, accuracy per family, in a fixed order so that runs compare."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from openenv_prime.evaluation.config import EvalConfig
+
+
+class TaskResult(BaseModel):
+    """One episode: the task it ran, the model's last reply and what the environment paid for it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    key: str
+    family: str
+    split: str
+    index: int
+    reward: float
+    success: bool
+    reply: str
+    steps: int
+    done: bool
+    invalid_actions: int
+
+
+class FamilyScore(BaseModel):
+    """Accuracy (share of episodes that reached the success threshold) and mean reward of one family."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    family: str
+    tasks: int
+    solved: int
+    accuracy: float
+    mean_reward: float
+
+
+class EvalResult(BaseModel):
+    """Results sorted by (family, index); ``elapsed_s`` is the only field that differs between identical runs."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    config: EvalConfig
+    env_name: str
+    results: list[TaskResult]
+    families: list[FamilyScore]
+    accuracy: float
+    mean_reward: float
+    elapsed_s: float
+
+    def accuracy_by_family(self) -> dict[str, float]:
+        return {score.family: score.accuracy for score in self.families}
+
+
+def score_families(results: list[TaskResult], family_order: list[str]) -> list[FamilyScore]:
+    """Per-family accuracy and mean reward, in ``family_order``."""
+    scores = []
+    for family in family_order:
+        mine = [r for r in results if r.family == family]
+        if not mine:
+            continue
+        solved = sum(r.success for r in mine)
+        scores.append(FamilyScore(
+            family=family, tasks=len(mine), solved=solved, accuracy=solved / len(mine),
+            mean_reward=sum(r.reward for r in mine) / len(mine),
+        ))
+    return scores

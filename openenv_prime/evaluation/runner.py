@@ -1,0 +1,156 @@
+"""The eval loop: choose tasks, then run their episodes over `/ws` in waves of ``max_concurrency``.
+
+Each wave opens one session per task and plays rounds: every open episode's prompt goes to the policy
+in one batch (so an in-process model generates them together), each reply becomes an action and is
+stepped. Results are stored by task position, so their order never depends on which episode finished first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from openenv_prime.client import EpisodeSession, TaskAPIClient
+from openenv_prime.client.errors import InvalidRequestError, RouteNotSupportedError
+from openenv_prime.client.render import observation_to_text, reply_to_action
+from openenv_prime.client.tasks import load_sampler_tasks
+from openenv_prime.evaluation.config import EvalConfig
+from openenv_prime.evaluation.policy import Policy
+from openenv_prime.evaluation.result import EvalResult, TaskResult, score_families
+from openenv_prime.evaluation.selection import choose_tasks, family_sort_key
+from openenv_prime.samplers.task import Task
+
+
+@dataclass
+class _Episode:
+    task: Task
+    session: EpisodeSession
+    messages: list[dict[str, str]] = field(default_factory=list)
+    reward: float = 0.0
+    reply: str = ""
+    steps: int = 0
+    invalid_actions: int = 0
+    done: bool = False
+    finished: bool = False  # done, out of steps or out of invalid-action retries
+
+
+def run_eval(config: EvalConfig, policy: Policy) -> EvalResult:
+    """Runs the eval to completion (blocking). Inside a running event loop, ``await run_eval_async`` instead."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run_eval_async(config, policy))
+    raise RuntimeError("run_eval() was called inside a running event loop; use `await run_eval_async(config, policy)`")
+
+
+async def run_eval_async(config: EvalConfig, policy: Policy) -> EvalResult:
+    """Chooses ``per_family`` tasks per family from the seed, plays them and scores them per family."""
+    started = time.perf_counter()
+    env_name, tasks, action_schema = await asyncio.to_thread(_load_tasks, config)
+    results: list[TaskResult] = []
+    for start in range(0, len(tasks), config.max_concurrency):
+        results.extend(await _run_wave(tasks[start:start + config.max_concurrency], config, policy, action_schema))
+    families = sorted({r.family for r in results}, key=family_sort_key)
+    scores = score_families(results, families)
+    return EvalResult(
+        config=config,
+        env_name=env_name,
+        results=results,
+        families=scores,
+        accuracy=sum(r.success for r in results) / len(results) if results else 0.0,
+        mean_reward=sum(r.reward for r in results) / len(results) if results else 0.0,
+        elapsed_s=time.perf_counter() - started,
+    )
+
+
+def _load_tasks(config: EvalConfig) -> tuple[str, list[Task], dict[str, Any] | None]:
+    with TaskAPIClient(config.base_url, env_name=config.env_name, timeout=config.timeout) as api:
+        all_tasks = load_sampler_tasks(api, config.split, family_field=config.family_field)
+        try:
+            action_schema = api.schema().get("action")
+        except RouteNotSupportedError:
+            action_schema = None
+        if action_schema is None and config.action_field is None:
+            raise ValueError(
+                f"the server at {config.base_url} publishes no action schema, so the reply's action field is unknown; "
+                "set action_field (--action-field) to the field that takes the reply"
+            )
+        chosen = choose_tasks(all_tasks, config.per_family, config.seed, config.families)
+        return api.env_name, chosen, action_schema
+
+
+def _task_key(task: Task, config: EvalConfig) -> str:
+    spec = task.spec or {}
+    return str(spec.get(config.id_field) or f"{task.split}/{task.index}")
+
+
+async def _run_wave(
+    tasks: list[Task], config: EvalConfig, policy: Policy, action_schema: dict[str, Any] | None
+) -> list[TaskResult]:
+    # one socket per episode of the wave; a server capped below max_concurrency makes them wait out
+    # CAPACITY_REACHED and fail with the client's CapacityError naming the limit
+    sessions = [EpisodeSession(config.base_url, timeout=config.timeout) for _ in tasks]
+    try:
+        await asyncio.gather(*(s.connect() for s in sessions))
+        episodes = [_Episode(task, session) for task, session in zip(tasks, sessions)]
+        await asyncio.gather(*(_reset(ep, config) for ep in episodes))
+        while active := [ep for ep in episodes if not ep.finished]:
+            replies = await policy.complete([list(ep.messages) for ep in active])
+            if not isinstance(replies, list) or len(replies) != len(active):
+                raise ValueError(
+                    f"{type(policy).__name__}.complete() returned {len(replies) if isinstance(replies, list) else type(replies).__name__} "
+                    f"replies for {len(active)} prompts; it must return one reply text per prompt"
+                )
+            await asyncio.gather(*(_act(ep, str(reply), config, action_schema) for ep, reply in zip(active, replies)))
+        return [_result(ep, config) for ep in episodes]
+    finally:
+        await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+
+
+async def _reset(ep: _Episode, config: EvalConfig) -> None:
+    result = await ep.session.reset(
+        **config.reset_kwargs, split=ep.task.split, index=ep.task.index,
+        episode_id=f"eval-s{config.seed}-{ep.task.split}-{ep.task.index}",
+    )
+    if config.system_prompt is not None:
+        ep.messages.append({"role": "system", "content": config.system_prompt})
+    ep.messages.append({"role": "user", "content": observation_to_text(result.observation, config.observation_field)})
+    ep.done = ep.finished = result.done
+
+
+async def _act(ep: _Episode, reply: str, config: EvalConfig, action_schema: dict[str, Any] | None) -> None:
+    ep.reply = reply
+    ep.messages.append({"role": "assistant", "content": reply})
+    try:
+        action = reply_to_action(reply, action_schema, config.action_field)
+        result = await ep.session.step(action)
+    except InvalidRequestError as exc:  # the model's fault (unparsable or rejected action): tell it, up to a limit
+        ep.invalid_actions += 1
+        if ep.invalid_actions > config.max_invalid_actions:
+            ep.finished = True
+        else:
+            ep.messages.append({"role": "user", "content": f"That reply is not a valid action ({exc}). Try again."})
+        return
+    ep.steps += 1
+    ep.reward += float(result.reward or 0.0)
+    ep.done = result.done
+    ep.finished = result.done or ep.steps >= config.max_steps
+    if not ep.finished:
+        ep.messages.append({"role": "user", "content": observation_to_text(result.observation, config.observation_field)})
+
+
+def _result(ep: _Episode, config: EvalConfig) -> TaskResult:
+    return TaskResult(
+        key=_task_key(ep.task, config),
+        family=ep.task.key,
+        split=ep.task.split,
+        index=ep.task.index,
+        reward=ep.reward,
+        success=ep.reward >= config.success_threshold,
+        reply=ep.reply,
+        steps=ep.steps,
+        done=ep.done,
+        invalid_actions=ep.invalid_actions,
+    )
