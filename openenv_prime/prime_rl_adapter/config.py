@@ -1,0 +1,48 @@
+"""The adapter's kwargs, validated when prime-rl builds the sampler: prime-rl passes the TOML's
+`kwargs` table through untyped, so this model is what makes a typo fail at orchestrator start."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+# Where these kwargs live in a prime-rl `rl` TOML; error messages point there.
+KWARGS_PATH = "orchestrator.train.source.curriculum.sampler.kwargs"
+
+
+class AdapterConfig(BaseModel):
+    """`[orchestrator.train.source.curriculum.sampler.kwargs]` of a `type = "custom"` sampler."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sampler: str = "curriculum"
+    """Which openenv_prime sampler decides: "sequential", "uniform" or "curriculum"."""
+    sampler_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Passed to the sampler (e.g. `group_size`, `gamma`, `epsilon`, `seed` for the curriculum)."""
+    family_field: str | None = "family"
+    """Dotted path into the task data naming its family (e.g. `family`, `spec.tier`);
+    "" or None makes every task its own family (its `Task.key`)."""
+    success_threshold: float | None = Field(None, allow_inf_nan=False)
+    """Binarize rewards before `update` (reward >= threshold -> 1.0, else 0.0); None keeps them."""
+    cost: Literal["total_tokens", "output_tokens"] = "total_tokens"
+    """Which token count of a trace is its cost (reported by the sampler, never used to weight)."""
+    refill: int = Field(1, ge=1)
+    """Tasks drawn from the inner sampler at once; 1 keeps every draw on the freshest estimates."""
+
+    @field_validator("family_field")
+    @classmethod
+    def _blank_means_task_key(cls, value: str | None) -> str | None:
+        return value or None
+
+
+def parse_kwargs(kwargs: dict[str, Any]) -> AdapterConfig:
+    """Validate the TOML kwargs, or raise ValueError naming each bad field by its TOML path."""
+    try:
+        return AdapterConfig.model_validate(kwargs)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{KWARGS_PATH}.{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
+            for error in exc.errors()
+        )
+        raise ValueError(f"invalid openenv_prime sampler kwargs: {problems}") from None

@@ -1,0 +1,52 @@
+"""Which family a verifiers task belongs to: the key an openenv_prime sampler keeps statistics on.
+
+prime-rl hands the sampler a list of `vf.Task`s whose keys are unique per task; a curriculum
+learns per family (e.g. a difficulty tier), so the family comes from a field of the task data."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from openenv_prime.samplers.task import Task
+
+# The split name of the inner sampler's task references: their index is the position in the
+# taskset prime-rl passed, which is all the adapter needs to return the taskset's own object.
+SPLIT = "prime-rl"
+
+
+def field_value(data: Any, path: str) -> Any:
+    """`data.a.b` for path "a.b", walking attributes and mapping keys (pydantic extras included)."""
+    value = data
+    for part in path.split("."):
+        if isinstance(value, dict):
+            value = value.get(part)
+        else:
+            value = getattr(value, part, None)
+        if value is None:
+            return None
+    return value
+
+
+def family_of(task: Any, family_field: str | None) -> str:
+    """The task's family as a string; its own `key` when `family_field` is None."""
+    if family_field is None:
+        return str(task.key)
+    value = field_value(task.data, family_field)
+    if value is None:
+        raise ValueError(
+            f"task {task.key!r} has no value at task data field {family_field!r}; set "
+            f"kwargs.family_field to a field every task has (e.g. 'family', 'spec.tier'), "
+            f"or to '' to make each task its own family"
+        )
+    return str(value)
+
+
+def sampler_tasks(tasks: Sequence[Any], family_field: str | None) -> list[Task]:
+    """One openenv_prime task reference per verifiers task, indexed by its position."""
+    keys = Counter(task.key for task in tasks)
+    duplicates = sorted(str(key) for key, count in keys.items() if count > 1)
+    if duplicates:
+        raise ValueError(f"task keys must be unique within a taskset: {duplicates[:5]}")
+    return [Task(SPLIT, position, family_of(task, family_field)) for position, task in enumerate(tasks)]
