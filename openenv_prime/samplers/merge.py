@@ -12,8 +12,6 @@ not all draw the same tasks.
 
 from __future__ import annotations
 
-import copy
-import json
 import math
 from typing import Any, Sequence
 
@@ -29,6 +27,8 @@ def merge_state_dicts(states: Sequence[dict[str, Any]], base: dict[str, Any] | N
     ``base``: the state every worker started from, when they started from a shared (e.g. earlier
     merged) state, so its evidence is counted once rather than once per worker.
     """
+    import copy  # only merging needs it; keeps `import openenv_prime.samplers` light
+
     states = list(states)
     if not states:
         raise ValueError("merge_state_dicts needs at least one state")
@@ -100,4 +100,5 @@ def _fresh(k: int) -> dict[str, list]:
 
 def _stream_of(state: dict[str, Any]) -> str:
     """A canonical text of a state's RNG and cycles, to pick one by content whatever the input order."""
+    import json  # only merging needs it; keeps `import openenv_prime.samplers` light
     return json.dumps([state.get("rng"), state.get("cycles"), state.get("config")], sort_keys=True)

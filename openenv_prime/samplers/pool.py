@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Iterable
 
 from openenv_prime.samplers.task import Task
@@ -19,6 +18,8 @@ class TaskPool:
     __slots__ = ("tasks", "keys", "key_index", "members", "fingerprint")
 
     def __init__(self, tasks: Iterable[Task]) -> None:
+        import hashlib  # here, not at module level: it loads OpenSSL, a third of the package's import time
+
         tasks = tuple(tasks)
         if not tasks:
             raise ValueError("the task pool is empty: pass at least one Task")
