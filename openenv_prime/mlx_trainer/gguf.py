@@ -42,7 +42,9 @@ def convert_gguf(gguf: Path, out: Path, *, dequantize: bool = True) -> None:
         config["quantization"] = {"group_size": GROUP_SIZE, "bits": 4}
     mx.save_safetensors(str(out / "model.safetensors"), weights, metadata={"format": "mlx"})
     (out / "config.json").write_text(json.dumps(config, indent=2))
-    _tokenizer(meta).save_pretrained(str(out))
+    from .models import save_tokenizer
+
+    save_tokenizer(_tokenizer(meta), out)
 
 
 def _scalar(meta: dict, key: str):

