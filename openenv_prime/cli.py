@@ -11,6 +11,7 @@ import sys
 _PARTS = (
     "openenv_prime.envs.cli",
     "openenv_prime.evaluation.cli",
+    "openenv_prime.mlx_trainer.cli",
 )
 
 

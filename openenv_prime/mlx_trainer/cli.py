@@ -1,0 +1,84 @@
+"""`openenv-prime train`: GRPO + LoRA with MLX on an OpenEnv environment (and `plot` for its curves)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "train",
+        help="GRPO + LoRA training with MLX; with no CONFIG, the offline default (SmolLM2-135M on chain_sum)",
+        description="Train LoRA adapters by GRPO on an OpenEnv environment, choosing tasks with a sampler. "
+        "Writes RUN_DIR/config.toml, log.jsonl, checkpoints/ and plots/.",
+    )
+    p.add_argument("config", nargs="?", type=Path, help="TOML config (see configs/mlx/default.toml); omitted: the embedded default")
+    p.add_argument("--resume", action="store_true", help="continue the run in RUN_DIR from its latest checkpoint (with RUN_DIR/config.toml unless CONFIG is given)")
+    p.add_argument("--steps", type=int, help="override the number of training steps (e.g. to extend a finished run)")
+    p.add_argument("--out", type=Path, help="run directory (default: the config's `out`)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (logs still go to RUN_DIR/log.jsonl)")
+    p.set_defaults(func=_train)
+    _register_plot(subparsers)
+
+
+def _train(args: argparse.Namespace) -> int:
+    from openenv_prime.mlx_trainer.config import ConfigError, config_from_dict, load_config
+    from openenv_prime.mlx_trainer.loop import TrainingError, train
+
+    try:
+        config = load_config(args.config)
+        run_dir = args.out or Path(config.out)
+        if args.resume and args.config is None and (run_dir / "config.toml").is_file():
+            config = load_config(run_dir / "config.toml")
+        if args.steps is not None:
+            config = config_from_dict({**config.model_dump(), "steps": args.steps}, "(--steps)")
+    except ConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    _print_blas_hint()
+    try:
+        result = train(config, run_dir, resume=args.resume, progress=not args.no_progress)
+    except TrainingError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    s = result.state
+    if result.already_finished:
+        print(f"{run_dir} already finished at step {s.step} of {config.steps}; nothing to do "
+              f"(pass --steps N with N > {s.step} to train further)")
+        return 0
+    last = s.evals[-1] if s.evals else None
+    acc = f", eval accuracy {last['overall']:.3f}" if last else ""
+    print(f"done: {s.step} steps, {s.episodes} episodes, {s.tokens} generated tokens{acc}; run in {run_dir}")
+    return 0
+
+
+def _print_blas_hint() -> None:
+    from openenv_prime.mlx_trainer.blas import warn_if_slow
+
+    warn_if_slow(lambda text: print(text, file=sys.stderr), "openenv-prime train " + " ".join(sys.argv[2:]))
+
+
+def _register_plot(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "plot",
+        help="per-family eval accuracy against episodes and generated tokens (PNG); several runs overlay",
+        description="Draw per-family eval accuracy from RUN_DIR/log.jsonl against episodes and against generated "
+        "tokens; with several runs, one line style per run (e.g. curriculum vs uniform).",
+    )
+    p.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR", help="run directories written by `openenv-prime train`")
+    p.add_argument("--out", type=Path, help="PNG to write (default: FIRST_RUN_DIR/plots/accuracy*.png)")
+    p.set_defaults(func=_plot)
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from openenv_prime.mlx_trainer.plot import plot_runs
+
+    try:
+        out = plot_runs(args.run_dirs, args.out)
+    except (FileNotFoundError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(out)
+    return 0

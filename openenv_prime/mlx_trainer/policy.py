@@ -1,0 +1,20 @@
+"""The model being trained as an eval `Policy`: greedy replies, generated in one batch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mlx.nn as nn
+
+from openenv_prime.mlx_trainer.generation import generate, render_prompt
+
+
+class TrainerPolicy:
+    def __init__(self, model: nn.Module, tokenizer: Any, max_new_tokens: int):
+        self.model = model
+        self.tokenizer = tokenizer
+        self.max_new_tokens = max_new_tokens
+
+    async def complete(self, prompts: list[list[dict]]) -> list[str]:
+        ids = [render_prompt(self.tokenizer, messages) for messages in prompts]
+        return [c.text for c in generate(self.model, self.tokenizer, ids, max_tokens=self.max_new_tokens, temperature=0.0)]

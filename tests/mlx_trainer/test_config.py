@@ -1,0 +1,78 @@
+"""Config errors name the key; the embedded default and a dumped config load back equal."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from openenv_prime.mlx_trainer.config import ConfigError, config_from_dict, dump_toml, load_config
+
+
+def test_embedded_default_loads_and_uses_the_offline_model_and_embedded_server():
+    cfg = load_config(None)
+    assert cfg.model.path == "smollm2-135m"
+    assert cfg.environment.base_url == "" and cfg.environment.embedded == "chain-sum"
+    assert cfg.sampler.name == "curriculum"
+
+
+def test_user_copy_of_default_matches_package_data():
+    from pathlib import Path
+
+    from openenv_prime.mlx_trainer.config import default_config_text
+
+    assert Path(__file__).parents[2].joinpath("configs/mlx/default.toml").read_text() == default_config_text()
+
+
+def test_unknown_key_is_named(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text("[grpo]\ngroup_sise = 8\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert "grpo.group_sise" in str(err.value) and "unknown key" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "data, key",
+    [
+        ({"grpo": {"group_size": 1}}, "grpo.group_size"),
+        ({"grpo": {"temperature": "hot"}}, "grpo.temperature"),
+        ({"sampler": {"name": "random"}}, "sampler.name"),
+        ({"lora": {"layers": 0}}, "lora"),
+        ({"steps": 0}, "steps"),
+        ({"environment": {"embedded": "chess"}}, "environment.embedded"),
+    ],
+)
+def test_bad_value_is_named(data, key):
+    with pytest.raises(ConfigError) as err:
+        config_from_dict(data)
+    assert key in str(err.value)
+
+
+def test_invalid_toml_and_missing_file_are_clear(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("steps = = 3\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(bad)
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_dump_toml_round_trips(tmp_path):
+    cfg = config_from_dict({"seed": 3, "grpo": {"learning_rate": 2e-5, "system_prompt": 'say "x"\n'},
+                            "sampler": {"name": "uniform", "kwargs": {"over": "keys"}},
+                            "environment": {"base_url": "http://h:1", "observation_field": "question"}})
+    path = tmp_path / "config.toml"
+    path.write_text(dump_toml(cfg))
+    assert load_config(path) == cfg
+
+
+def test_cli_reports_config_error_with_exit_code_2(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text("[lora]\nrank = -1\n")
+    proc = subprocess.run([sys.executable, "-m", "openenv_prime", "train", str(path), "--out", str(tmp_path / "run")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "lora.rank" in proc.stderr
+    assert not (tmp_path / "run").exists()

@@ -1,0 +1,111 @@
+"""A toy OpenEnv environment a random tiny model can learn in seconds, served like chain_sum.
+
+Family "0": "say 7:" -> "7".  Family "1": "rep D:" -> "D" (copy the digit).  The reward is strict:
+1.0 only when the whole reply is the answer. Run as a script, it serves over uvicorn on a free port
+and prints ``listening on http://HOST:PORT``:
+
+    python tests/mlx_trainer/toy_env.py --levels 0 --max-sessions 256
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from typing import Any, Optional
+
+from openenv.core.env_server.http_server import create_app
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import Action, Observation, State
+from pydantic import Field
+
+PER_LEVEL = {"train": 20, "test": 10}
+
+
+class ToyAction(Action):
+    answer: str = Field(description="the reply")
+
+
+class ToyObservation(Observation):
+    question: str = ""
+    task: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToyEnvironment(Environment):
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, levels: tuple[int, ...] = (0,)):
+        super().__init__()
+        self.levels = levels
+        self._task: dict[str, Any] | None = None
+        self._state = State()
+
+    def _check(self, split: str) -> None:
+        if split not in PER_LEVEL:
+            raise ValueError(f"unknown split {split!r}")
+
+    def list_splits(self) -> list[dict[str, Any]]:
+        return [{"name": s, "type": s} for s in PER_LEVEL]
+
+    def num_tasks(self, split: str) -> int:
+        self._check(split)
+        return PER_LEVEL[split] * len(self.levels)
+
+    def get_task(self, split: str, index: int) -> dict[str, Any]:
+        n = self.num_tasks(split)
+        if not 0 <= index < n:
+            raise IndexError(index)
+        level = self.levels[index // PER_LEVEL[split]]
+        digit = (index * 7 + (3 if split == "test" else 0)) % 10
+        question, answer = ("say 7:", "7") if level == 0 else (f"rep {digit}:", str(digit))
+        return {"id": f"toy/{split}/{index}", "split": split, "index": index, "level": level,
+                "question": question, "answer": answer}
+
+    def list_tasks(self, split: str) -> list[dict[str, Any]]:
+        return [self.get_task(split, i) for i in range(self.num_tasks(split))]
+
+    def get_task_range(self, split: str, start: Optional[int] = None, stop: Optional[int] = None) -> list[dict[str, Any]]:
+        return self.list_tasks(split)[start:stop]
+
+    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, split: str = "train",
+              index: int = 0, **kwargs: Any) -> ToyObservation:
+        self._task = self.get_task(split, index)
+        self._state = State(episode_id=episode_id, step_count=0)
+        return ToyObservation(question=self._task["question"], task=self._task, done=False, reward=None)
+
+    def step(self, action: ToyAction, timeout_s: Optional[float] = None, **kwargs: Any) -> ToyObservation:
+        if self._task is None:
+            raise RuntimeError("call reset first")
+        self._state.step_count += 1
+        reward = 1.0 if action.answer == self._task["answer"] else 0.0
+        return ToyObservation(question=self._task["question"], task=self._task, done=True, reward=reward)
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--levels", default="0")
+    parser.add_argument("--max-sessions", type=int, default=256)
+    args = parser.parse_args()
+    sys.modules.setdefault("gradio", None)  # openenv's optional web UI: not needed, slow to import
+    import socket
+
+    import uvicorn
+
+    levels = tuple(int(x) for x in args.levels.split(","))
+    app = create_app(functools.partial(ToyEnvironment, levels), ToyAction, ToyObservation, env_name="toy",
+                     max_concurrent_envs=args.max_sessions)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(2048)
+    print(f"listening on http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, ws="websockets", timeout_graceful_shutdown=2)
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
