@@ -41,6 +41,13 @@ def merge_state_dicts(states: Sequence[dict[str, Any]], base: dict[str, Any] | N
     start = _parse(base, k, "base") if base is not None else _fresh(k)
     gamma = float(states[0]["config"]["gamma"])
 
+    for name in (*_INT_STATS, "updates"):
+        for i, p in enumerate(parsed):
+            if any(x < x0 for x, x0 in zip(p[name], start[name])):
+                raise ValueError(
+                    f"states[{i}] has fewer {name} than base: pass as base the state those workers started from"
+                )
+
     merged = copy.deepcopy(min(states, key=_stream_of))
     stats, learned = merged["stats"], merged["curriculum"]
     for name in _INT_STATS:
@@ -51,8 +58,6 @@ def merge_state_dicts(states: Sequence[dict[str, Any]], base: dict[str, Any] | N
     updates = []
     for j in range(k):
         added = [p["updates"][j] - start["updates"][j] for p in parsed]
-        if min(added) < 0:
-            raise ValueError(f"a state has fewer updates of key #{j} than base: pass the base those workers started from")
         updates.append((start["updates"][j], added))
     learned["updates"] = [n0 + sum(added) for n0, added in updates]
     for name in ("successes", "failures", "spread", "flat"):

@@ -8,11 +8,11 @@ HEAVY = ("verifiers", "mlx", "mlx_lm", "prime_rl", "openenv", "httpx", "numpy", 
 
 PROBE = f"""
 import json, sys, time
-t0 = time.perf_counter()
+wall0, cpu0 = time.perf_counter(), time.process_time()
 import openenv_prime.samplers
-elapsed = time.perf_counter() - t0
+wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
 heavy = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})
-print(json.dumps({{"elapsed": elapsed, "heavy": heavy}}))
+print(json.dumps({{"wall": wall, "cpu": cpu, "heavy": heavy}}))
 """
 
 
@@ -26,6 +26,9 @@ def test_samplers_import_no_heavy_dependency():
 
 
 def test_samplers_import_under_100_ms():
-    # The fastest of 5 fresh interpreters: other processes on a busy CI machine only ever add time.
-    fastest = min(_probe()["elapsed"] for _ in range(5))
-    assert fastest < 0.100, f"import openenv_prime.samplers took {fastest * 1000:.1f} ms (min of 5)"
+    # The fastest of 5 fresh interpreters, in CPU time of the importing process: on a shared 2-core CI
+    # machine the wall clock mostly measures the neighbours (we saw 250 ms wall for 60 ms of CPU at load 9).
+    runs = [_probe() for _ in range(5)]
+    cpu = min(r["cpu"] for r in runs)
+    wall = min(r["wall"] for r in runs)
+    assert cpu < 0.100, f"import openenv_prime.samplers took {cpu * 1000:.1f} ms CPU, {wall * 1000:.1f} ms wall (min of 5)"
