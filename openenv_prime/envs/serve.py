@@ -40,17 +40,22 @@ def _skip_gradio_unless_web_ui() -> None:
 
 def serve_chain_sum(host: str, port: int, tiers: int, schedule: str, max_sessions: int, log_level: str) -> int:
     sock = _bind(host, port)
+    from openenv_prime.envs.chain_sum.taskset import ChainSumTaskset
+
+    try:  # reject bad arguments before the slow openenv import
+        ChainSumTaskset(tiers, schedule)
+        if max_sessions < 1:
+            raise ValueError(f"--max-sessions must be at least 1, got {max_sessions}")
+    except ValueError as error:
+        sock.close()
+        raise SystemExit(f"openenv-prime serve chain-sum: {error}")
     _skip_gradio_unless_web_ui()
     import uvicorn
 
     from openenv_prime.envs.chain_sum.app import build_app
 
-    try:
-        app = build_app(tiers, schedule, max_sessions)
-    except ValueError as error:
-        sock.close()
-        raise SystemExit(f"openenv-prime serve chain-sum: {error}")
-    config = uvicorn.Config(app, log_level=log_level, access_log=False, timeout_graceful_shutdown=5, ws="websockets")
+    app = build_app(tiers, schedule, max_sessions)
+    config = uvicorn.Config(app, log_level=log_level, access_log=False, timeout_graceful_shutdown=5)
     print(f"{LISTENING_PREFIX}{_url(sock)}", flush=True)
     uvicorn.Server(config).run(sockets=[sock])
     return 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import inspect
 
+from fastapi import Request
+from fastapi.responses import JSONResponse
 from openenv.core.env_server.http_server import create_app
 
 from openenv_prime.envs.chain_sum.environment import (
@@ -13,7 +15,13 @@ from openenv_prime.envs.chain_sum.environment import (
     ChainSumObservation,
     ChainSumState,
 )
-from openenv_prime.envs.chain_sum.taskset import ENV_NAME
+from openenv_prime.envs.chain_sum.taskset import ENV_NAME, TaskRequestError
+
+
+async def _task_request_error(request: Request, error: TaskRequestError) -> JSONResponse:
+    """openenv maps only IndexError and NotImplementedError; without this an unknown split is a bare 500."""
+    detail = [{"type": "value_error", "loc": ["body", error.field], "msg": str(error)}]
+    return JSONResponse(status_code=422, content={"detail": detail})
 
 
 def build_app(num_tiers: int = 5, schedule: str = "lockstep", max_sessions: int = 64):
@@ -25,6 +33,8 @@ def build_app(num_tiers: int = 5, schedule: str = "lockstep", max_sessions: int 
     kwargs = {}
     if "state_cls" in inspect.signature(create_app).parameters:  # openenv >= 0.10: state schema in /schema
         kwargs["state_cls"] = ChainSumState
-    return create_app(
+    app = create_app(
         factory, ChainSumAction, ChainSumObservation, env_name=ENV_NAME, max_concurrent_envs=max_sessions, **kwargs
     )
+    app.add_exception_handler(TaskRequestError, _task_request_error)
+    return app

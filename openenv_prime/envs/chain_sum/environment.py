@@ -16,7 +16,7 @@ from openenv.core.env_server.types import Action, Observation, State
 from pydantic import Field
 
 from openenv_prime.envs.chain_sum.scoring import score_reply
-from openenv_prime.envs.chain_sum.taskset import ChainSumTaskset
+from openenv_prime.envs.chain_sum.taskset import ChainSumTaskset, TaskRequestError
 
 _RESET_ARGS = ("seed", "episode_id", "split", "index", "tier")
 
@@ -87,11 +87,12 @@ class ChainSumEnvironment(Environment):
         With neither index nor seed a random task of the split is picked. `split` defaults to train.
         """
         if kwargs:
-            raise ValueError(f"unknown reset argument(s) {sorted(kwargs)}; reset accepts {', '.join(_RESET_ARGS)}")
+            message = f"unknown reset argument(s) {sorted(kwargs)}; reset accepts {', '.join(_RESET_ARGS)}"
+            raise TaskRequestError(sorted(kwargs)[0], message)
         split = "train" if split is None else split
         if index is not None:
             if tier is not None:
-                raise ValueError("pass either index or tier to reset, not both: the index already fixes the tier")
+                raise TaskRequestError("tier", "pass either index or tier to reset, not both: the index already fixes the tier")
             spec = self.taskset.get_task(split, index)
         else:
             chosen_seed = random.randrange(2**63) if seed is None else seed

@@ -26,6 +26,16 @@ _TIER_SEED_STRIDE = 10_000_000
 _ID_PREFIX = {"lockstep": "chain_sum", "interleaved": "chain_sum_interleaved"}
 
 
+class TaskRequestError(ValueError):
+    """A caller asked for something that does not exist (an unknown split, a tier out of range).
+
+    `field` names the request field at fault; the server answers these with 422, not a bare 500."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
 @lru_cache(maxsize=256)
 def _dataset(num_terms: int, num_digits: int, seed: int, size: int):
     from reasoning_gym.arithmetic.chain_sum import ChainSumConfig, ChainSumDataset
@@ -56,12 +66,12 @@ class ChainSumTaskset:
 
     def _check_split(self, split: str) -> int:
         if split not in self.per_tier:
-            raise ValueError(f"unknown split {split!r}; known splits: {', '.join(self.per_tier)}")
+            raise TaskRequestError("split", f"unknown split {split!r}; known splits: {', '.join(self.per_tier)}")
         return self.per_tier[split]
 
     def check_tier(self, tier: Any) -> int:
         if isinstance(tier, bool) or not isinstance(tier, int) or not 0 <= tier < len(self.tiers):
-            raise ValueError(f"tier must be an integer from 0 to {len(self.tiers) - 1}, got {tier!r}")
+            raise TaskRequestError("tier", f"tier must be an integer from 0 to {len(self.tiers) - 1}, got {tier!r}")
         return tier
 
     def seed_base(self, split: str, tier: int) -> int:

@@ -1,0 +1,62 @@
+"""local_server and `openenv-prime serve`: ephemeral ports, clear start-up errors, capacity, clean shutdown."""
+
+import json
+import socket
+import subprocess
+import sys
+
+import httpx
+import pytest
+from websockets.sync.client import connect
+
+from openenv_prime.envs.launch import ServerStartError, local_server
+
+
+def test_unknown_environment_is_rejected_before_starting_anything():
+    with pytest.raises(ValueError, match="unknown environment 'nope'; local_server can start: chain-sum"):
+        with local_server("nope"):
+            pass
+
+
+def test_bad_arguments_fail_fast_with_the_servers_message():
+    with pytest.raises(ServerStartError, match=r"(?s)exited with code 1.*num_tiers must be an integer from 1 to 10"):
+        with local_server(tiers=11, startup_timeout=60):
+            pass
+
+
+def test_a_busy_port_is_reported():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        with pytest.raises(ServerStartError, match=f"cannot bind 127.0.0.1:{port}"):
+            with local_server(port=port, startup_timeout=60):
+                pass
+
+
+def test_interleaved_server_with_two_sessions_caps_sockets_and_stops_on_exit():
+    with local_server(tiers=10, schedule="interleaved", max_sessions=2) as url:
+        splits = httpx.get(f"{url}/chain_sum/splits", timeout=20).json()
+        assert [s["num_tiers"] for s in splits] == [10, 10]
+        ws_url = url.replace("http://", "ws://") + "/ws"
+        with connect(ws_url, open_timeout=20) as first, connect(ws_url, open_timeout=20) as second:
+            for ws in (first, second):
+                ws.send(json.dumps({"type": "reset", "data": {"split": "test", "index": 1999}}))
+                assert json.loads(ws.recv(timeout=20))["data"]["observation"]["task"]["num_terms"] == 7
+            with connect(ws_url, open_timeout=20) as third:
+                refused = json.loads(third.recv(timeout=20))
+                assert refused["data"]["code"] == "CAPACITY_REACHED" and refused["data"]["max_sessions"] == 2
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{url}/health", timeout=5)
+
+
+def test_cli_help_and_launcher_do_not_import_openenv():
+    code = (
+        "import sys; import openenv_prime.envs.cli, openenv_prime.envs.launch; "
+        "assert not any(m == 'openenv' or m.startswith('openenv.') for m in sys.modules), 'openenv imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    help_text = subprocess.run(
+        [sys.executable, "-m", "openenv_prime.envs", "serve", "--help"], check=True, timeout=60, capture_output=True, text=True
+    ).stdout
+    assert "--max-sessions" in help_text and "chain-sum" in help_text
