@@ -38,7 +38,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--action-field", default=None, help="action field that gets the reply (default: auto)")
     p.add_argument("--max-steps", type=int, default=1, help="model turns per episode (default: %(default)s)")
     p.add_argument("--max-concurrency", type=int, default=32,
-                   help="episodes and model requests in flight (default: %(default)s)")
+                   help="episodes open at once, i.e. the batch handed to the model (default: %(default)s)")
+    p.add_argument("--model-concurrency", type=int, default=None,
+                   help="model requests in flight (default: --max-concurrency; use ~4 for mlx_lm.server)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per environment answer (default: %(default)s)")
     p.add_argument("--out", default="eval-results.json", help="JSON report path (default: %(default)s)")
     p.set_defaults(func=_main)
@@ -58,7 +60,7 @@ def _main(args: argparse.Namespace) -> int:
     err = Console(stderr=True)
     try:
         policy = OpenAIPolicy(args.model_base_url, args.model, args.api_key, max_tokens=args.max_tokens,
-                              max_concurrency=args.max_concurrency)
+                              max_concurrency=args.model_concurrency or args.max_concurrency)
         if args.serve_chain_sum:
             from openenv_prime.envs.launch import local_server
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 from typing import Any, Protocol, runtime_checkable
 
 import httpx
@@ -18,6 +19,14 @@ class Policy(Protocol):
     """Chat messages in, reply texts out (one per prompt, same order), decoded greedily."""
 
     async def complete(self, prompts: list[list[dict]]) -> list[str]: ...
+
+
+_BUSY = {429, 502, 503, 504}
+
+
+def _backoff(attempt: int) -> float:
+    """Jittered exponential delay before retry ``attempt + 1``, capped at 2 s."""
+    return min(2.0, 0.1 * 2**attempt) * random.uniform(0.5, 1.0)
 
 
 class ModelEndpointError(RuntimeError):
@@ -40,7 +49,9 @@ class OpenAIPolicy:
     """A `Policy` over any OpenAI-compatible `/v1/chat/completions` endpoint (vLLM, mlx_lm.server, OpenAI...).
 
     Requests run concurrently, at most ``max_concurrency`` at a time; ``temperature`` defaults to 0 so
-    that the same model gives the same replies.
+    that the same model gives the same replies. A dropped connection or a busy answer (429, 502-504) is
+    retried ``retries`` times with backoff: small servers such as ``mlx_lm.server`` reset connections
+    when many arrive at once.
     """
 
     def __init__(
@@ -53,10 +64,13 @@ class OpenAIPolicy:
         temperature: float = 0.0,
         max_concurrency: int = 32,
         timeout: float = 120.0,
+        retries: int = 3,
         extra_body: dict[str, Any] | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
+        if retries < 0:
+            raise ValueError(f"retries must be at least 0, got {retries}")
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
         self.url = chat_completions_url(base_url)
@@ -66,6 +80,7 @@ class OpenAIPolicy:
         self.temperature = temperature
         self.max_concurrency = max_concurrency
         self.timeout = timeout
+        self.retries = retries
         self.extra_body = dict(extra_body or {})
 
     async def complete(self, prompts: list[list[dict]]) -> list[str]:
@@ -88,18 +103,26 @@ class OpenAIPolicy:
             "temperature": self.temperature,
             **self.extra_body,
         }
-        try:
-            response = await client.post(self.url, json=body)
-        except httpx.TimeoutException as exc:
-            raise ModelEndpointError(
-                f"model endpoint {self.url} did not answer within {self.timeout:g} s; "
-                "raise the timeout or check that the model server is not overloaded"
-            ) from exc
-        except httpx.TransportError as exc:
-            raise ModelEndpointError(
-                f"cannot reach the model endpoint {self.url} ({type(exc).__name__}: {exc}); "
-                "start the model server or pass the right --model-base-url"
-            ) from exc
+        for attempt in range(self.retries + 1):
+            try:
+                response = await client.post(self.url, json=body)
+            except httpx.TimeoutException as exc:
+                raise ModelEndpointError(
+                    f"model endpoint {self.url} did not answer within {self.timeout:g} s; "
+                    "raise the timeout or check that the model server is not overloaded"
+                ) from exc
+            except httpx.TransportError as exc:
+                if attempt < self.retries:
+                    await asyncio.sleep(_backoff(attempt))
+                    continue
+                raise ModelEndpointError(
+                    f"cannot reach the model endpoint {self.url} after {attempt + 1} attempt(s) "
+                    f"({type(exc).__name__}: {exc}); start the model server or pass the right --model-base-url"
+                ) from exc
+            if response.status_code in _BUSY and attempt < self.retries:
+                await asyncio.sleep(_backoff(attempt))
+                continue
+            break
         if response.status_code != 200:
             raise ModelEndpointError(
                 f"model endpoint {self.url} answered HTTP {response.status_code} for model {self.model!r}: "

@@ -143,6 +143,15 @@ def test_model_endpoint_errors_are_reported_with_status(chain_sum_server):
             run_eval(EvalConfig(base_url=chain_sum_server, per_family=1), bad)
 
 
+def test_busy_model_endpoint_is_retried_then_reported(chain_sum_server):
+    config = EvalConfig(base_url=chain_sum_server, per_family=1, families=["0"])
+    with ScriptedOpenAIServer(chain_sum_rule(correct_tiers={0}), busy_first=2) as model_url:
+        assert run_eval(config, OpenAIPolicy(model_url, "m", retries=2)).accuracy == 1.0
+    with ScriptedOpenAIServer(chain_sum_rule(correct_tiers={0}), busy_first=2) as model_url:
+        with pytest.raises(ModelEndpointError, match="HTTP 503"):
+            run_eval(config, OpenAIPolicy(model_url, "m", retries=1))
+
+
 def test_config_rejects_unknown_and_bad_fields():
     with pytest.raises(ValidationError, match="per_famly"):
         EvalConfig(per_famly=3)

@@ -81,13 +81,15 @@ class ScriptedOpenAIServer:
     """Context manager serving the scripted model on 127.0.0.1 (ephemeral port); yields the ``/v1`` base URL.
 
     ``delay`` seconds are slept before each completion (to let tests and benchmarks model a slow
-    model); ``model`` is the id ``/v1/models`` lists. ``requests`` holds every completion request body.
+    model); the first ``busy_first`` completion requests get HTTP 503 (to test clients' retries);
+    ``model`` is the id ``/v1/models`` lists. ``requests`` holds every completion request body.
     """
 
-    def __init__(self, rule: Rule, *, model: str = "scripted", delay: float = 0.0) -> None:
+    def __init__(self, rule: Rule, *, model: str = "scripted", delay: float = 0.0, busy_first: int = 0) -> None:
         self.rule = rule
         self.model = model
         self.delay = delay
+        self.busy_left = busy_first
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -123,9 +125,14 @@ class ScriptedOpenAIServer:
             self._thread.join(timeout=10)
         self._httpd = None
 
-    def _record(self, request: dict[str, Any]) -> None:
+    def _record(self, request: dict[str, Any]) -> bool:
+        """Logs the request; False when it is to be answered 503 (``busy_first``)."""
         with self._lock:
             self.requests.append(request)
+            if self.busy_left > 0:
+                self.busy_left -= 1
+                return False
+            return True
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -155,7 +162,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError as exc:
             self._send_json(400, {"error": {"message": f"bad request: {exc}", "type": "invalid_request_error"}})
             return
-        self.scripted._record(request)
+        if not self.scripted._record(request):
+            self._send_json(503, {"error": {"message": "scripted: busy, retry", "type": "server_busy"}})
+            return
         if self.scripted.delay:
             time.sleep(self.scripted.delay)
         replies = [self.scripted.rule(request) for _ in range(int(request.get("n") or 1))]
