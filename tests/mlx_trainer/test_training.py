@@ -1,0 +1,199 @@
+"""The trainer end to end against a real OpenEnv server (the toy environment in a subprocess) with a
+real tiny mlx model: it learns, the sampler sees every group, and runs resume exactly after a
+checkpoint, a SIGKILL, or the environment server dying."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from trainer_helpers import SMALL_VOCAB, RecordingSampler, format_sft_model, read_log, toy_server
+
+from openenv_prime.mlx_trainer.config import config_from_dict, dump_toml
+from openenv_prime.mlx_trainer.loop import TrainingError, train
+
+
+@pytest.fixture(scope="module")
+def sft_model(tmp_path_factory):
+    """A tiny small-vocabulary model after 30 format-SFT steps (random digit + EOS after "say 7:")."""
+    from openenv_prime.mlx_trainer.models import build_tiny_model
+
+    root = tmp_path_factory.mktemp("trainer-models")
+    base = build_tiny_model(root / "base", vocab=SMALL_VOCAB, seed=0)
+    return format_sft_model(base, root / "sft", ["say 7:"], steps=30, seed=0)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with toy_server("0") as (url, proc):
+        yield url
+
+
+def make_config(model: Path, url: str, **over):
+    data = {
+        "seed": 0, "steps": 6, "plot": False, "model": {"path": str(model)},
+        "lora": {"rank": 8, "scale": 20.0, "layers": -1},
+        "grpo": {"group_size": 4, "tasks_per_step": 4, "max_new_tokens": 3, "learning_rate": 3e-4, "kl_beta": 0.05},
+        "sampler": {"name": "curriculum"},
+        "environment": {"base_url": url, "family_field": "level", "max_sessions": 64},
+        "eval": {"every": 3, "tasks_per_family": 2},
+        "checkpoint": {"every": 1, "keep": 2},
+    }
+    for key, value in over.items():
+        section, _, name = key.partition("__")
+        if name:
+            data[section][name] = value
+        else:
+            data[section] = value
+    return config_from_dict(data)
+
+
+def recorder(holder: list):
+    def wrap(sampler):
+        holder.append(RecordingSampler(sampler))
+        return holder[-1]
+    return wrap
+
+
+def adapters(run_dir: Path):
+    import mlx.core as mx
+
+    from openenv_prime.mlx_trainer.checkpoint import latest_checkpoint
+
+    return mx.load(str(latest_checkpoint(run_dir) / "adapters.safetensors"))
+
+
+def assert_same_adapters(a: Path, b: Path):
+    import mlx.core as mx
+
+    wa, wb = adapters(a), adapters(b)
+    assert wa.keys() == wb.keys()
+    for k in wa:
+        assert mx.allclose(wa[k], wb[k], atol=1e-6).item(), k
+
+
+def step_lines(run_dir: Path):
+    return [line for line in read_log(run_dir) if line["type"] == "step"]
+
+
+@pytest.fixture(scope="module")
+def reference_run(sft_model, server, tmp_path_factory):
+    """Six uninterrupted steps; the runs that get interrupted must end up exactly here."""
+    run_dir = tmp_path_factory.mktemp("ref") / "run"
+    rec = []
+    result = train(make_config(sft_model, server), run_dir, sampler_wrapper=recorder(rec), progress=False)
+    return run_dir, rec[0], result
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_tiny_model_learns_say_7_by_grpo_and_sampler_sees_every_group(sft_model, server, tmp_path, seed):
+    cfg = make_config(sft_model, server, seed=seed, steps=20, sampler={"name": "uniform"},
+                      grpo={"group_size": 8, "tasks_per_step": 16, "max_new_tokens": 3, "learning_rate": 3e-4},
+                      eval={"enabled": False}, checkpoint={"every": 20})
+    rec = []
+    train(cfg, tmp_path / "run", sampler_wrapper=recorder(rec), progress=False)
+    steps = step_lines(tmp_path / "run")
+    rewards = [s["reward"] for s in steps]
+    first, last = sum(rewards[:5]) / 5, sum(rewards[-5:]) / 5
+    assert last > 0.7 and last > first + 0.4, rewards
+
+    # Every scored group reached the sampler, those without signal included, with token costs.
+    updates = rec[0].updates
+    assert len(updates) == 20 * 16
+    no_signal = sum(1 for _, r, _ in updates if len(set(r)) == 1)
+    assert no_signal == sum(s["groups"] - s["groups_with_signal"] for s in steps) > 0
+    assert sum(sum(c) for _, _, c in updates) == steps[-1]["tokens"]
+    assert all(len(r) == len(c) == 8 for _, r, c in updates)
+
+
+def test_log_lines_follow_the_contract(reference_run):
+    run_dir, rec, result = reference_run
+    log = read_log(run_dir)
+    steps = [line for line in log if line["type"] == "step"]
+    evals = [line for line in log if line["type"] == "eval"]
+    assert [s["step"] for s in steps] == [1, 2, 3, 4, 5, 6]
+    assert [e["step"] for e in evals] == [0, 3, 6]
+    assert [s["episodes"] for s in steps] == [16 * k for k in range(1, 7)]
+    for s in steps:
+        assert set(s["seconds"]) == {"generation", "environment", "training", "other"}
+        assert s["family_reward"].keys() == {"0"} and 0 <= s["reward"] <= 1
+        assert s["tokens_per_s"] > 0 and "draws" in s["sampler"]
+    for e in evals:
+        assert e["n"] == {"0": 2} and e["accuracy"].keys() == {"0"} and 0 <= e["overall"] <= 1
+    assert result.state.finished and result.state.step == 6
+    assert (run_dir / "config.toml").is_file()
+    assert len(list((run_dir / "checkpoints").glob("step_*"))) == 2  # keep = 2
+
+
+def test_checkpoint_then_resume_equals_uninterrupted_run(reference_run, sft_model, server, tmp_path):
+    ref_dir, ref_rec, _ = reference_run
+    run_dir = tmp_path / "run"
+    first, second = [], []
+    train(make_config(sft_model, server, steps=3), run_dir, sampler_wrapper=recorder(first), progress=False)
+    with pytest.raises(TrainingError, match="--resume"):
+        train(make_config(sft_model, server), run_dir, progress=False)
+    result = train(make_config(sft_model, server), run_dir, resume=True, sampler_wrapper=recorder(second), progress=False)
+    assert not result.already_finished and result.state.step == 6
+    assert first[0].draws + second[0].draws == ref_rec.draws
+    assert_same_adapters(run_dir, ref_dir)
+    assert [s["reward"] for s in step_lines(run_dir)] == [s["reward"] for s in step_lines(ref_dir)]
+
+    again = train(make_config(sft_model, server), run_dir, resume=True, progress=False)
+    assert again.already_finished and again.state.step == 6
+
+
+def test_sigkill_then_resume_loses_at_most_the_step_in_progress(reference_run, sft_model, server, tmp_path):
+    ref_dir = reference_run[0]
+    cfg_path = tmp_path / "config.toml"
+    cfg_path.write_text(dump_toml(make_config(sft_model, server)))
+    run_dir = tmp_path / "run"
+    cmd = [sys.executable, "-m", "openenv_prime", "train", str(cfg_path), "--out", str(run_dir), "--no-progress"]
+    env = dict(os.environ)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + 180
+        while not (run_dir / "checkpoints" / "step_000002" / "state.json").exists():
+            assert proc.poll() is None, proc.stdout.read().decode()[-3000:]
+            assert time.monotonic() < deadline, "no checkpoint of step 2 within 180 s"
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+    resumed = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300, env=env)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert [s["step"] for s in step_lines(run_dir)] == [1, 2, 3, 4, 5, 6]
+    assert_same_adapters(run_dir, ref_dir)
+    finished = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300, env=env)
+    assert finished.returncode == 0 and "already finished at step 6" in finished.stdout
+
+
+def test_server_dying_mid_run_gives_clear_error_and_a_checkpoint_to_resume_from(reference_run, sft_model, tmp_path):
+    ref_dir, ref_rec, _ = reference_run
+    run_dir = tmp_path / "run"
+    rec = []
+    with toy_server("0") as (url, proc):
+        def wrap(sampler):
+            r = RecordingSampler(sampler)
+            r.on_sample = lambda n: (proc.kill(), proc.wait(timeout=30)) if n == 3 else None
+            rec.append(r)
+            return r
+
+        with pytest.raises(TrainingError) as err:
+            train(make_config(sft_model, url), run_dir, sampler_wrapper=wrap, progress=False)
+    message = str(err.value)
+    assert "failed during step 3" in message and "--resume" in message and url in message
+    assert (run_dir / "checkpoints" / "step_000002" / "state.json").is_file()
+    with toy_server("0") as (url2, _):
+        resumed = []
+        train(make_config(sft_model, url2), run_dir, resume=True, sampler_wrapper=recorder(resumed), progress=False)
+    assert rec[0].draws[:2] + resumed[0].draws == ref_rec.draws
+    assert_same_adapters(run_dir, ref_dir)
