@@ -21,7 +21,12 @@ PRIME_RL_DIR = os.environ.get("PRIME_RL_DIR")
 # interpreter (the project's virtualenv) when set.
 SERVER_PYTHON_VAR = "OPENENV_PRIME_SERVER_PYTHON"
 
+# patches/check sets this so that a broken setup fails instead of skipping.
+REQUIRED = os.environ.get("OPENENV_PRIME_REQUIRE_PRIME_RL") == "1"
+
 if not PRIME_RL_DIR:
+    if REQUIRED:
+        raise RuntimeError("OPENENV_PRIME_REQUIRE_PRIME_RL=1 but PRIME_RL_DIR is unset")
     pytest.skip("PRIME_RL_DIR is unset: no prime-rl checkout to test against", allow_module_level=True)
 for sub in ("src", "packages/prime-rl-configs/src"):
     path = str(Path(PRIME_RL_DIR, sub))
@@ -33,6 +38,8 @@ try:
     from prime_rl.orchestrator.curriculum import Curriculum, TaskSampler
     from prime_rl.utils.config import cli
 except ImportError as exc:
+    if REQUIRED:
+        raise
     pytest.skip(
         f"prime-rl at {PRIME_RL_DIR} does not import with the custom sampler patch ({exc})",
         allow_module_level=True,
