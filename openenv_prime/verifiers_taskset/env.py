@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from typing import Any
 
@@ -26,6 +27,7 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
         super().__init__(config)
         self._action_schema: dict[str, Any] | None = None
         self._schema_lock: asyncio.Lock | None = None
+        self._sessions: asyncio.Semaphore | None = None
 
     async def action_schema(self) -> dict[str, Any]:
         """The server's action schema, fetched once per process (env-server workers never `load()`)."""
@@ -40,15 +42,21 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                         self._action_schema = (await api.schema()).get("action") or {}
         return self._action_schema
 
+    def _session_slots(self) -> contextlib.AbstractAsyncContextManager:
+        """`max_sessions` open sessions per process. Waiting here has no deadline: the episodes
+        in flight are already bounded by verifiers' concurrency, and no model time passes yet."""
+        limit = self.config.taskset.max_sessions
+        if limit is None:
+            return contextlib.nullcontext()
+        self._sessions = self._sessions or asyncio.Semaphore(limit)
+        return self._sessions
+
     async def run(self, task: OpenEnvTask, agents: vf.Agents) -> None:
         config = self.config.taskset
         schema = await self.action_schema()
         data = task.data
-        async with EpisodeSession(
-            config.base_url,
-            timeout=config.message_timeout,
-            max_sessions=config.max_sessions,
-            capacity_wait=config.capacity_wait,
+        async with self._session_slots(), EpisodeSession(
+            config.base_url, timeout=config.message_timeout, capacity_wait=config.capacity_wait
         ) as session:
             async with agents.player.interaction(task) as interaction:
                 trace = interaction.trace
