@@ -26,7 +26,8 @@ class AdapterConfig(BaseModel):
     success_threshold: float | None = Field(None, allow_inf_nan=False)
     """Binarize rewards before `update` (reward >= threshold -> 1.0, else 0.0); None keeps them."""
     cost: Literal["total_tokens", "output_tokens"] = "total_tokens"
-    """Which token count of a trace is its cost (reported by the sampler, never used to weight)."""
+    """A rollout's cost: prompt + completion tokens of all its model calls, or completion tokens
+    only. The sampler reports cost; it never weights by it."""
     refill: int = Field(1, ge=1)
     """Tasks drawn from the inner sampler at once; 1 keeps every draw on the freshest estimates."""
 

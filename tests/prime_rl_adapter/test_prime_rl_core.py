@@ -7,6 +7,8 @@ import json
 import pickle
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import verifiers.v1 as vf
 
 from openenv_prime.prime_rl_adapter import SamplerCore, read_group
@@ -250,3 +252,41 @@ def test_read_group_matches_a_hand_count() -> None:
         cost="output_tokens",
     )
     assert (report.rewards, report.costs, report.errored_rollouts, report.lost_cost) == ([0.25], [4.0], 1, 0.0)
+
+
+def test_cost_counts_every_model_call_of_a_multi_turn_trace() -> None:
+    task = family_tasks({"1": 1})[0]
+    multi = trace(task, 1.0, input_tokens=10, output_tokens=5)
+    multi.calls.append(vf.ModelCall(node=1, usage=vf.Usage(prompt_tokens=30, completion_tokens=7, cached_input_tokens=15)))
+    assert read_group(group(task, [multi])).costs == [10 + 5 + 30 + 15 + 7]
+    assert read_group(group(task, [multi]), cost="output_tokens").costs == [12]
+
+
+rollouts = st.lists(
+    st.tuples(
+        st.floats(0.0, 1.0),  # reward
+        st.booleans(),  # ok
+        st.booleans(),  # trainable
+        st.integers(0, 500),  # input tokens
+        st.integers(0, 500),  # output tokens
+    ),
+    max_size=10,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rollouts=rollouts, threshold=st.none() | st.floats(0.0, 1.0))
+def test_read_group_keeps_clean_rewards_and_every_trainable_token(rollouts, threshold) -> None:
+    task = family_tasks({"1": 1})[0]
+    traces = [trace(task, r, ok=ok, trainable=tr, input_tokens=i, output_tokens=o) for r, ok, tr, i, o in rollouts]
+    report = read_group(group(task, traces), success_threshold=threshold)
+    clean = [(r, i + o) for r, ok, tr, i, o in rollouts if ok and tr]
+    spent = sum(i + o for _, ok, tr, i, o in rollouts if tr)
+    assert len(report.rewards) == len(report.costs) == len(clean)
+    assert report.errored_rollouts == sum(1 for _, ok, tr, _, _ in rollouts if tr and not ok)
+    if threshold is None:
+        assert report.rewards == [r for r, _ in clean]
+    else:
+        assert report.rewards == [1.0 if r >= threshold else 0.0 for r, _ in clean]
+    assert sum(report.costs) + report.lost_cost == pytest.approx(spent)
+    assert (report.lost_cost > 0) <= (not clean)

@@ -1,0 +1,134 @@
+"""Per-call cost of a prime-rl curriculum sampler: `__next__` + `observe` of one finalized group.
+
+The openenv-prime adapter (curriculum over 10 tier families, and over one family per task)
+beside prime-rl's own `DifficultyPoolSampler` and `StandardSampler`, at 1,000, 10,000 and
+100,000 tasks, in one run. Tasks are the openenv-prime taskset's own `OpenEnvTask`s; groups are
+real verifiers Episodes of 8 traces, built outside the timed region.
+
+    PRIME_RL_DIR=/path/to/prime-rl .venv-primerl/bin/python benchmarks/bench_prime_rl.py
+
+Needs a prime-rl checkout with patches/prime-rl-custom-sampler.patch applied (for the adapter's
+base class only; the patch does not touch the samplers timed here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def add_prime_rl(path: str) -> None:
+    for sub in ("src", "packages/prime-rl-configs/src"):
+        sys.path.insert(0, str(Path(path, sub)))
+
+
+def make_tasks(n: int, families: int = 10) -> list:
+    from openenv_prime.verifiers_taskset.config import OpenEnvTaskConfig
+    from openenv_prime.verifiers_taskset.taskset import OpenEnvTask, OpenEnvTaskData
+
+    config = OpenEnvTaskConfig()
+    tasks = []
+    for i in range(n):
+        tier = i % families
+        ident = f"chain_sum/train/t{tier}/{i // families}"
+        data = OpenEnvTaskData(
+            idx=i, id=ident, name=ident, prompt=None, env_name="chain_sum", split="train", index=i,
+            spec={"id": ident, "tier": tier}, family=str(tier),
+        )
+        tasks.append(OpenEnvTask(data, config))
+    return tasks
+
+
+def make_group(task, rng: random.Random, size: int = 8) -> list:
+    import verifiers.v1 as vf
+
+    traces = [
+        vf.Trace(
+            task=vf.TraceTask(type="OpenEnvTask", data=task.data, key=task.key, hash="h"),
+            agent=vf.AgentInfo(config=vf.AgentConfig()),
+            nodes=[
+                vf.MessageNode(message=vf.UserMessage(content="q")),
+                vf.MessageNode(message=vf.AssistantMessage(content="a"), parent=0),
+            ],
+            calls=[vf.ModelCall(node=1, usage=vf.Usage(prompt_tokens=40, completion_tokens=rng.randint(5, 50)))],
+            rewards={"openenv_return": vf.Reward(score=float(rng.random() < 0.5))},
+            ok=True,
+        )
+        for _ in range(size)
+    ]
+    return [
+        vf.Episode(env=vf.EnvInfo(id="openenv-prime", name="chain-sum"), task=t.task, group=vf.GroupInfo(id="g"), traces=[t])
+        for t in traces
+    ]
+
+
+def measure(sampler, calls: int, seed: int = 0) -> tuple[float, float]:
+    """Mean microseconds of `next(sampler)` and of `sampler.observe(group)`."""
+    rng = random.Random(seed)
+    spent_next = spent_observe = 0.0
+    for _ in range(calls):
+        start = time.perf_counter()
+        task = next(sampler)
+        spent_next += time.perf_counter() - start
+        group = make_group(task, rng)
+        start = time.perf_counter()
+        sampler.observe(group)
+        spent_observe += time.perf_counter() - start
+    return spent_next / calls * 1e6, spent_observe / calls * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--prime-rl", default=os.environ.get("PRIME_RL_DIR"), help="prime-rl checkout (or PRIME_RL_DIR)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    parser.add_argument("--calls", type=int, default=400, help="next+observe pairs per row")
+    args = parser.parse_args()
+    if not args.prime_rl:
+        parser.error("pass --prime-rl DIR or set PRIME_RL_DIR to a patched prime-rl checkout")
+    add_prime_rl(args.prime_rl)
+
+    from prime_rl.configs.orchestrator import DifficultyPoolSamplerConfig
+    from prime_rl.orchestrator.curriculum import DifficultyPoolSampler, StandardSampler
+    from rich.console import Console
+    from rich.table import Table
+
+    from openenv_prime.prime_rl_adapter import OpenEnvPrimeSampler
+
+    table = Table(title=f"prime-rl sampler cost per group: next + observe (G=8, mean of {args.calls} calls)")
+    for column in ("tasks", "sampler", "next µs", "observe µs", "next+observe µs", "vs difficulty_pool"):
+        table.add_column(column, justify="right" if column != "sampler" else "left")
+    for n in args.sizes:
+        tasks = make_tasks(n)
+        contenders = {
+            "prime-rl difficulty_pool (per task)": lambda: DifficultyPoolSampler(DifficultyPoolSamplerConfig(), tasks),
+            "prime-rl standard (cycle, no feedback)": lambda: StandardSampler(tasks),
+            "openenv-prime curriculum, 10 tier families": lambda: OpenEnvPrimeSampler(
+                tasks, sampler="curriculum", sampler_kwargs={"group_size": 8}
+            ),
+            "openenv-prime curriculum, family per task": lambda: OpenEnvPrimeSampler(
+                tasks, sampler="curriculum", family_field="", sampler_kwargs={"group_size": 8}
+            ),
+        }
+        rows = {}
+        for name, build in contenders.items():
+            start = time.perf_counter()
+            sampler = build()
+            built = time.perf_counter() - start
+            rows[name] = (*measure(sampler, args.calls), built)
+        pool = sum(rows["prime-rl difficulty_pool (per task)"][:2])
+        for name, (next_us, observe_us, built) in rows.items():
+            pair = next_us + observe_us
+            table.add_row(f"{n:,}", name, f"{next_us:,.1f}", f"{observe_us:,.1f}", f"{pair:,.1f}", f"{pair / pool:.3f}x")
+        table.add_section()
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    main()
