@@ -96,7 +96,7 @@ def resolve_model(spec: str) -> Path | str:
         if not (local / "config.json").is_file():
             raise FileNotFoundError(f"model: {local} is a directory without config.json; point it at an mlx_lm model directory")
         return local
-    if spec.startswith((".", "/", "~")) or os.sep in spec.strip("/").replace("/", "", 1):
+    if spec.startswith((".", "/", "~")) or spec.count("/") > 1:  # a Hub id is "name" or "org/name"
         raise FileNotFoundError(f"model: local directory {spec!r} does not exist")
     return spec
 
