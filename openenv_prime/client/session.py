@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import json
 import random
 import weakref
@@ -18,6 +19,8 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+from websockets.proxy import get_proxy
+from websockets.uri import parse_uri
 
 from openenv_prime.client.errors import (
     CapacityError,
@@ -83,6 +86,13 @@ class _Gate:
             if not waiter.done():
                 self.active += 1
                 waiter.set_result(None)
+
+
+@functools.lru_cache(maxsize=256)
+def _proxy_for(url: str) -> str | None:
+    """The proxy the environment (HTTPS_PROXY, NO_PROXY, ...) names for ``url``, looked up once per URL:
+    websockets would otherwise scan the whole environment on every connect, a third of a short episode's CPU."""
+    return get_proxy(parse_uri(url))
 
 
 # One gate per (event loop, /ws URL): asyncio primitives belong to one loop, and a process normally runs one.
@@ -199,7 +209,12 @@ class EpisodeSession:
             try:
                 async with asyncio.timeout(self.timeout):
                     self._ws = await connect(
-                        self.url, open_timeout=None, close_timeout=2.0, max_size=_MAX_FRAME_BYTES, compression=None
+                        self.url,
+                        proxy=_proxy_for(self.url),
+                        open_timeout=None,
+                        close_timeout=2.0,
+                        max_size=_MAX_FRAME_BYTES,
+                        compression=None,
                     )
                 self._fresh = True
                 return
