@@ -8,14 +8,24 @@ from typing import Sequence
 
 
 def check_count(n: object) -> int:
+    if type(n) is int and n >= 0:  # the common case, without the slower ABC check
+        return n
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
         raise ValueError(f"sample(n) needs an int n >= 0, got {n!r}")
     return int(n)
 
 
+_PLAIN = frozenset((float, int))
+
+
 def _finite_numbers(values: object, what: str) -> tuple[float, ...]:
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise TypeError(f"{what} must be a sequence of numbers, got {type(values).__name__}")
+    values = tuple(values)
+    if _PLAIN.issuperset(map(type, values)):  # the common case, checked at C speed
+        out = tuple(map(float, values))
+        if all(map(math.isfinite, out)):
+            return out
     out = []
     for i, value in enumerate(values):
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
