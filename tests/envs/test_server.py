@@ -123,6 +123,8 @@ def test_http_reset_and_stateless_step_naming_the_task(http):
     assert http.post("/step", json={"action": {"answr": "1"}}).status_code == 422
     bad_tier = http.post("/reset", json={"split": "test", "seed": 1, "tier": 7})
     assert bad_tier.status_code == 422 and bad_tier.json()["detail"][0]["loc"] == ["body", "tier"]
+    bad_index = http.post("/reset", json={"split": "test", "index": "abc"})
+    assert bad_index.status_code == 422 and bad_index.json()["detail"][0]["loc"] == ["body", "index"]
 
 
 def test_state_schema_names_the_tier(http):

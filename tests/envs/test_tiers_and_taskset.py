@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openenv_prime.envs.chain_sum.overlap import overlap_report
-from openenv_prime.envs.chain_sum.taskset import LIST_TASKS_CAP, ChainSumTaskset
+from openenv_prime.envs.chain_sum.taskset import LIST_TASKS_CAP, ChainSumTaskset, TaskRequestError
 from openenv_prime.envs.chain_sum.tiers import tier_schedule
 
 TASKSET = ChainSumTaskset()
@@ -94,10 +94,17 @@ def test_task_range_follows_python_slices(start, stop):
     assert got == list(range(1_000))[start:stop]
 
 
-@pytest.mark.parametrize("index", [-1, 1_000, 10**9, True])
+@pytest.mark.parametrize("index", [-1, 1_000, 10**9])
 def test_bad_index_raises_index_error(index):
     with pytest.raises(IndexError, match="out of range"):
         TASKSET.get_task("test", index)
+
+
+@pytest.mark.parametrize("call", [lambda: TASKSET.get_task("test", "5"), lambda: TASKSET.get_task("test", True)])
+def test_a_non_integer_index_is_a_request_error_naming_the_field(call):
+    with pytest.raises(TaskRequestError, match="task index must be an integer") as caught:
+        call()
+    assert caught.value.field == "index"
 
 
 def test_unknown_split_names_the_known_splits():
@@ -114,6 +121,8 @@ def test_pick_index_is_deterministic_and_stays_in_its_tier():
         assert len(picks) > 1
     with pytest.raises(ValueError, match="tier must be an integer from 0 to 4"):
         TASKSET.pick_index(0, "test", 5)
+    with pytest.raises(TaskRequestError, match="seed must be an integer, got 'abc'"):
+        TASKSET.pick_index("abc", "test")
 
 
 def test_overlap_report_tier0_repeats_and_other_tiers_are_disjoint():

@@ -93,7 +93,9 @@ class ChainSumTaskset:
 
     def get_task(self, split: str, index: int) -> dict[str, Any]:
         per_tier = self._check_split(split)
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < per_tier * len(self.tiers):
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise TaskRequestError("index", f"task index must be an integer, got {index!r}")
+        if not 0 <= index < per_tier * len(self.tiers):
             raise IndexError(f"task index {index!r} out of range for split {split!r} (0..{per_tier * len(self.tiers) - 1})")
         tier, local = divmod(index, per_tier)
         shape = self.tiers[tier]
@@ -129,6 +131,8 @@ class ChainSumTaskset:
     def pick_index(self, seed: int, split: str = "train", tier: int | None = None) -> int:
         """A task index chosen by `seed`, within one tier if given; the same seed gives the same task."""
         per_tier = self._check_split(split)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise TaskRequestError("seed", f"seed must be an integer, got {seed!r}")
         rng = random.Random(seed)
         if tier is None:
             return rng.randrange(per_tier * len(self.tiers))
