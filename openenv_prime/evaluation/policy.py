@@ -16,7 +16,12 @@ import httpx
 
 @runtime_checkable
 class Policy(Protocol):
-    """Chat messages in, reply texts out (one per prompt, same order), decoded greedily."""
+    """Chat messages in, reply texts out (one per prompt, same order), decoded greedily.
+
+    An in-process policy may block the event loop while it generates; if that outlasts the server's
+    keepalive (~40 s), the eval replays the affected episodes on new sockets (``EvalResult.reconnects``).
+    Running generation in ``asyncio.to_thread`` avoids the replays.
+    """
 
     async def complete(self, prompts: list[list[dict]]) -> list[str]: ...
 

@@ -58,6 +58,7 @@ def report_dict(result: EvalResult, model: dict[str, Any] | None = None) -> dict
         "mean_reward": result.mean_reward,
         "families": [s.model_dump(mode="json") for s in result.families],
         "results": [r.model_dump(mode="json") for r in result.results],
+        "reconnects": result.reconnects,
         "elapsed_s": result.elapsed_s,
     }
 

@@ -37,7 +37,8 @@ class FamilyScore(BaseModel):
 
 
 class EvalResult(BaseModel):
-    """Results sorted by (family, index); ``elapsed_s`` is the only field that differs between identical runs."""
+    """Results sorted by (family, index). ``reconnects`` (episodes replayed after the server dropped their socket)
+    and ``elapsed_s`` describe the run, not the model, and may differ between otherwise identical runs."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -47,6 +48,7 @@ class EvalResult(BaseModel):
     families: list[FamilyScore]
     accuracy: float
     mean_reward: float
+    reconnects: int
     elapsed_s: float
 
     def accuracy_by_family(self) -> dict[str, float]:

@@ -3,6 +3,11 @@
 Each wave opens one session per task and plays rounds: every open episode's prompt goes to the policy
 in one batch (so an in-process model generates them together), each reply becomes an action and is
 stepped. Results are stored by task position, so their order never depends on which episode finished first.
+
+An in-process policy that blocks the event loop for longer than the server's keepalive (about 40 s with
+uvicorn's defaults) gets its sockets closed by the server. The episode is then replayed on a new socket:
+reset the same task, re-send the accepted actions (checking each observation is the one the model saw),
+then send the new action. Task API tasks reset deterministically by (split, index), so this is the same episode.
 """
 
 from __future__ import annotations
@@ -12,8 +17,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from openenv_prime.client import EpisodeSession, TaskAPIClient
-from openenv_prime.client.errors import InvalidRequestError, RouteNotSupportedError
+from openenv_prime.client import EpisodeSession, StepResult, TaskAPIClient
+from openenv_prime.client.errors import ConnectionDroppedError, InvalidRequestError, RouteNotSupportedError, ServerError
 from openenv_prime.client.render import observation_to_text, reply_to_action
 from openenv_prime.client.tasks import load_sampler_tasks
 from openenv_prime.evaluation.config import EvalConfig
@@ -28,10 +33,13 @@ class _Episode:
     task: Task
     session: EpisodeSession
     messages: list[dict[str, str]] = field(default_factory=list)
+    shown: list[str] = field(default_factory=list)  # observation texts the model saw, for replay checks
+    actions: list[dict[str, Any]] = field(default_factory=list)  # accepted actions, for replay
     reward: float = 0.0
     reply: str = ""
     steps: int = 0
     invalid_actions: int = 0
+    reconnects: int = 0
     done: bool = False
     finished: bool = False  # done, out of steps or out of invalid-action retries
 
@@ -49,18 +57,19 @@ async def run_eval_async(config: EvalConfig, policy: Policy) -> EvalResult:
     """Chooses ``per_family`` tasks per family from the seed, plays them and scores them per family."""
     started = time.perf_counter()
     env_name, tasks, action_schema = await asyncio.to_thread(_load_tasks, config)
-    results: list[TaskResult] = []
+    episodes: list[_Episode] = []
     for start in range(0, len(tasks), config.max_concurrency):
-        results.extend(await _run_wave(tasks[start:start + config.max_concurrency], config, policy, action_schema))
+        episodes.extend(await _run_wave(tasks[start:start + config.max_concurrency], config, policy, action_schema))
+    results = [_result(ep, config) for ep in episodes]
     families = sorted({r.family for r in results}, key=family_sort_key)
-    scores = score_families(results, families)
     return EvalResult(
         config=config,
         env_name=env_name,
         results=results,
-        families=scores,
+        families=score_families(results, families),
         accuracy=sum(r.success for r in results) / len(results) if results else 0.0,
         mean_reward=sum(r.reward for r in results) / len(results) if results else 0.0,
+        reconnects=sum(ep.reconnects for ep in episodes),
         elapsed_s=time.perf_counter() - started,
     )
 
@@ -88,36 +97,46 @@ def _task_key(task: Task, config: EvalConfig) -> str:
 
 async def _run_wave(
     tasks: list[Task], config: EvalConfig, policy: Policy, action_schema: dict[str, Any] | None
-) -> list[TaskResult]:
+) -> list[_Episode]:
     # one socket per episode of the wave; a server capped below max_concurrency makes them wait out
     # CAPACITY_REACHED and fail with the client's CapacityError naming the limit
-    sessions = [EpisodeSession(config.base_url, timeout=config.timeout) for _ in tasks]
+    episodes = [_Episode(task, EpisodeSession(config.base_url, timeout=config.timeout)) for task in tasks]
     try:
-        await asyncio.gather(*(s.connect() for s in sessions))
-        episodes = [_Episode(task, session) for task, session in zip(tasks, sessions)]
-        await asyncio.gather(*(_reset(ep, config) for ep in episodes))
+        await asyncio.gather(*(ep.session.connect() for ep in episodes))
+        await asyncio.gather(*(_start(ep, config) for ep in episodes))
         while active := [ep for ep in episodes if not ep.finished]:
             replies = await policy.complete([list(ep.messages) for ep in active])
             if not isinstance(replies, list) or len(replies) != len(active):
+                got = len(replies) if isinstance(replies, list) else type(replies).__name__
                 raise ValueError(
-                    f"{type(policy).__name__}.complete() returned {len(replies) if isinstance(replies, list) else type(replies).__name__} "
-                    f"replies for {len(active)} prompts; it must return one reply text per prompt"
+                    f"{type(policy).__name__}.complete() returned {got} replies for {len(active)} prompts; "
+                    "it must return one reply text per prompt"
                 )
             await asyncio.gather(*(_act(ep, str(reply), config, action_schema) for ep, reply in zip(active, replies)))
-        return [_result(ep, config) for ep in episodes]
+        return episodes
     finally:
-        await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+        await asyncio.gather(*(ep.session.close() for ep in episodes), return_exceptions=True)
 
 
-async def _reset(ep: _Episode, config: EvalConfig) -> None:
-    result = await ep.session.reset(
+async def _reset(ep: _Episode, config: EvalConfig) -> StepResult:
+    return await ep.session.reset(
         **config.reset_kwargs, split=ep.task.split, index=ep.task.index,
         episode_id=f"eval-s{config.seed}-{ep.task.split}-{ep.task.index}",
     )
+
+
+async def _start(ep: _Episode, config: EvalConfig) -> None:
+    result = await _reset(ep, config)
     if config.system_prompt is not None:
         ep.messages.append({"role": "system", "content": config.system_prompt})
-    ep.messages.append({"role": "user", "content": observation_to_text(result.observation, config.observation_field)})
+    _show(ep, result, config)
     ep.done = ep.finished = result.done
+
+
+def _show(ep: _Episode, result: StepResult, config: EvalConfig) -> None:
+    text = observation_to_text(result.observation, config.observation_field)
+    ep.shown.append(text)
+    ep.messages.append({"role": "user", "content": text})
 
 
 async def _act(ep: _Episode, reply: str, config: EvalConfig, action_schema: dict[str, Any] | None) -> None:
@@ -125,7 +144,7 @@ async def _act(ep: _Episode, reply: str, config: EvalConfig, action_schema: dict
     ep.messages.append({"role": "assistant", "content": reply})
     try:
         action = reply_to_action(reply, action_schema, config.action_field)
-        result = await ep.session.step(action)
+        result = await _step(ep, action, config)
     except InvalidRequestError as exc:  # the model's fault (unparsable or rejected action): tell it, up to a limit
         ep.invalid_actions += 1
         if ep.invalid_actions > config.max_invalid_actions:
@@ -133,12 +152,44 @@ async def _act(ep: _Episode, reply: str, config: EvalConfig, action_schema: dict
         else:
             ep.messages.append({"role": "user", "content": f"That reply is not a valid action ({exc}). Try again."})
         return
+    ep.actions.append(action)
     ep.steps += 1
     ep.reward += float(result.reward or 0.0)
     ep.done = result.done
     ep.finished = result.done or ep.steps >= config.max_steps
     if not ep.finished:
-        ep.messages.append({"role": "user", "content": observation_to_text(result.observation, config.observation_field)})
+        _show(ep, result, config)
+
+
+async def _step(ep: _Episode, action: dict[str, Any], config: EvalConfig) -> StepResult:
+    try:
+        return await ep.session.step(action)
+    except ConnectionDroppedError:
+        await _replay(ep, config)
+        return await ep.session.step(action)
+
+
+async def _replay(ep: _Episode, config: EvalConfig) -> None:
+    """Rebuilds the episode on a new socket after the server dropped the old one (see the module doc)."""
+    await ep.session.close()
+    ep.session = EpisodeSession(config.base_url, timeout=config.timeout)
+    ep.reconnects += 1
+    result = await _reset(ep, config)
+    _check_replayed(ep, result, 0, config)
+    for i, action in enumerate(ep.actions):
+        result = await ep.session.step(action)
+        if i + 1 < len(ep.shown):
+            _check_replayed(ep, result, i + 1, config)
+
+
+def _check_replayed(ep: _Episode, result: StepResult, turn: int, config: EvalConfig) -> None:
+    if observation_to_text(result.observation, config.observation_field) != ep.shown[turn]:
+        raise ServerError(
+            f"task {_task_key(ep.task, config)!r} showed a different observation at turn {turn} when replayed on a new "
+            "socket after the server dropped the old one, so the episode cannot be resumed",
+            url=ep.session.url,
+            hint="keep the policy from blocking the event loop for long (run generation with asyncio.to_thread)",
+        )
 
 
 def _result(ep: _Episode, config: EvalConfig) -> TaskResult:

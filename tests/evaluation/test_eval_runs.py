@@ -175,3 +175,25 @@ def test_openai_policy_rejects_bad_settings():
         OpenAIPolicy("http://127.0.0.1:8080", "m", max_concurrency=0)
     assert OpenAIPolicy("http://h:1", "m").url == "http://h:1/v1/chat/completions"
     assert OpenAIPolicy("http://h:1/v1/", "m").url == "http://h:1/v1/chat/completions"
+
+
+class _BlockingPolicy:
+    """An in-process policy that holds the event loop past the server's keepalive, as CPU generation can."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    async def complete(self, prompts):
+        import time
+
+        time.sleep(self.seconds)
+        return [str(sum(chain_sum_terms(p[-1]["content"]))) for p in prompts]
+
+
+@pytest.mark.slow
+def test_blocking_policy_outlasting_keepalive_gets_its_episodes_replayed(chain_sum_server):
+    config = EvalConfig(base_url=chain_sum_server, per_family=1, families=["0", "3"])
+    result = run_eval(config, _BlockingPolicy(45.0))
+    assert result.reconnects == 2
+    assert result.accuracy_by_family() == {"0": 1.0, "3": 1.0}
+    assert [r.steps for r in result.results] == [1, 1]
