@@ -17,7 +17,7 @@ from typing import Iterator
 
 import httpx
 
-from openenv_prime.envs.serve import LISTENING_PREFIX
+from openenv_prime.envs.serve import LISTENING_PREFIX, PARENT_PID_VAR
 
 ENVIRONMENTS = ("chain-sum",)
 
@@ -100,7 +100,11 @@ def local_server(
     ]
     # The repository root on PYTHONPATH lets another virtualenv's interpreter import openenv_prime.
     root = str(Path(__file__).resolve().parents[2])
-    environ = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    environ = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
+        **{PARENT_PID_VAR: str(os.getpid())},
+    )
     with tempfile.TemporaryDirectory(prefix="openenv-prime-server-") as tmp:
         log = Path(tmp) / "server.log"
         with open(log, "wb") as out:

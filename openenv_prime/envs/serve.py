@@ -7,10 +7,14 @@ The socket is bound before uvicorn starts, so `--port 0` gets a free port and th
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import sys
+import threading
+import time
 
 LISTENING_PREFIX = "listening on "
+PARENT_PID_VAR = "OPENENV_PRIME_PARENT_PID"
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -38,6 +42,21 @@ def _skip_gradio_unless_web_ui() -> None:
         sys.modules.setdefault("gradio", None)
 
 
+def _exit_with_parent() -> None:
+    """A server started by `local_server` stops when its parent dies, even if the parent was killed
+    before it could stop the server (OPENENV_PRIME_PARENT_PID names the parent)."""
+    parent = os.environ.get(PARENT_PID_VAR)
+    if not parent:
+        return
+
+    def watch() -> None:
+        while os.getppid() == int(parent):
+            time.sleep(1.0)
+        os.kill(os.getpid(), signal.SIGTERM)  # uvicorn shuts down gracefully on SIGTERM
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 def serve_chain_sum(host: str, port: int, tiers: int, schedule: str, max_sessions: int, log_level: str) -> int:
     sock = _bind(host, port)
     from openenv_prime.envs.chain_sum.taskset import ChainSumTaskset
@@ -56,6 +75,7 @@ def serve_chain_sum(host: str, port: int, tiers: int, schedule: str, max_session
 
     app = build_app(tiers, schedule, max_sessions)
     config = uvicorn.Config(app, log_level=log_level, access_log=False, timeout_graceful_shutdown=5)
+    _exit_with_parent()
     print(f"{LISTENING_PREFIX}{_url(sock)}", flush=True)
     uvicorn.Server(config).run(sockets=[sock])
     return 0

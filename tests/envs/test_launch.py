@@ -4,6 +4,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 
 import httpx
 import pytest
@@ -60,3 +61,29 @@ def test_cli_help_and_launcher_do_not_import_openenv():
         [sys.executable, "-m", "openenv_prime.envs", "serve", "--help"], check=True, timeout=60, capture_output=True, text=True
     ).stdout
     assert "--max-sessions" in help_text and "chain-sum" in help_text
+
+
+def test_server_stops_when_its_parent_is_killed():
+    parent = subprocess.Popen(
+        [
+            sys.executable, "-c",
+            "import time; from openenv_prime.envs.launch import local_server\n"
+            "with local_server() as url:\n    print(url, flush=True); time.sleep(600)",
+        ],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        url = parent.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:")
+        assert httpx.get(f"{url}/health", timeout=10).status_code == 200
+    finally:
+        parent.kill()  # SIGKILL: local_server gets no chance to stop the server
+        parent.wait(timeout=30)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(f"{url}/health", timeout=2)
+        except httpx.ConnectError:
+            return
+        time.sleep(0.5)
+    pytest.fail(f"server at {url} still answers 60 s after its parent was killed")
