@@ -57,7 +57,9 @@ class PooledSampler:
         return out
 
     def update(self, key: str, rewards: Sequence[float], costs: Sequence[float] | None = None) -> None:
-        slot = self.pool.slot_of(key)
+        slot = self.pool.key_index.get(key) if type(key) is str else None
+        if slot is None:
+            slot = self.pool.slot_of(key)  # raises the error that names the key
         rewards_t, costs_t = check_group(rewards, costs)
         signal = has_spread(rewards_t, self._tolerance)
         self._learn(slot, rewards_t, signal)

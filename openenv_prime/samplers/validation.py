@@ -19,9 +19,10 @@ _PLAIN = frozenset((float, int))
 
 
 def _finite_numbers(values: object, what: str) -> tuple[float, ...]:
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{what} must be a sequence of numbers, got {type(values).__name__}")
-    values = tuple(values)
+    if type(values) is not list and type(values) is not tuple:
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise TypeError(f"{what} must be a sequence of numbers, got {type(values).__name__}")
+        values = tuple(values)
     if _PLAIN.issuperset(map(type, values)):  # the common case, checked at C speed
         out = tuple(map(float, values))
         if all(map(math.isfinite, out)):
