@@ -28,14 +28,14 @@ def trace_tokens(trace: Any, cost: str) -> int:
 
     Read directly because verifiers' `num_total_tokens` rebuilds the message graph's branches on
     every access (about 150 us a trace), which would dominate `observe`."""
-    usages = [call.usage for call in trace.calls if call.usage is not None]
-    if cost == "output_tokens":
-        return sum(usage.completion_tokens for usage in usages)
-    return sum(usage.total_tokens for usage in usages)
-
-
-def trainable_traces(group: Sequence[Any]) -> list[Any]:
-    return [trace for episode in group for trace in episode.traces if trace.agent.trainable]
+    tokens = 0
+    for call in trace.calls:
+        usage = call.usage
+        if usage is not None:
+            tokens += usage.completion_tokens
+            if cost == "total_tokens":
+                tokens += usage.prompt_tokens + (usage.cached_input_tokens or 0)
+    return tokens
 
 
 def read_group(
@@ -47,18 +47,28 @@ def read_group(
     """Rewards of clean traces (binarized at `success_threshold` if set), one cost per reward.
 
     The errored traces' tokens are shared equally among the clean ones, so the costs the sampler
-    sees add up to everything the group spent."""
-    traces = trainable_traces(group)
-    clean = [trace for trace in traces if not trace.has_error]
-    errored = [trace for trace in traces if trace.has_error]
-    errored_cost = float(sum(trace_tokens(trace, cost) for trace in errored))
-    failed_episodes = sum(1 for episode in group if not episode.ok and not episode.traces)
-    errored_rollouts = len(errored) + failed_episodes
-    if not clean:
+    sees add up to everything the group spent. One pass: this runs on the orchestrator's event loop."""
+    rewards: list[float] = []
+    costs: list[float] = []
+    errored_rollouts = 0
+    errored_cost = 0.0
+    for episode in group:
+        if not episode.traces and not episode.ok:
+            errored_rollouts += 1
+        for trace in episode.traces:
+            if not trace.agent.trainable:
+                continue
+            if trace.has_error:
+                errored_rollouts += 1
+                errored_cost += trace_tokens(trace, cost)
+            else:
+                rewards.append(float(trace.reward))
+                costs.append(float(trace_tokens(trace, cost)))
+    if not rewards:
         return GroupReport([], [], errored_rollouts, errored_cost)
-    rewards = [float(trace.reward) for trace in clean]
     if success_threshold is not None:
         rewards = [1.0 if reward >= success_threshold else 0.0 for reward in rewards]
-    share = errored_cost / len(clean)
-    costs = [float(trace_tokens(trace, cost)) + share for trace in clean]
+    if errored_cost:
+        share = errored_cost / len(rewards)
+        costs = [value + share for value in costs]
     return GroupReport(rewards, costs, errored_rollouts, 0.0)
