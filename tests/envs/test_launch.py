@@ -87,3 +87,11 @@ def test_server_stops_when_its_parent_is_killed():
             return
         time.sleep(0.5)
     pytest.fail(f"server at {url} still answers 60 s after its parent was killed")
+
+
+def test_openenv_prime_cli_registers_serve_with_the_documented_defaults():
+    from openenv_prime.cli import build_parser
+
+    args = build_parser().parse_args(["serve", "chain-sum"])
+    assert (args.host, args.port, args.tiers, args.schedule, args.max_sessions) == ("127.0.0.1", 8000, None, "lockstep", 64)
+    assert callable(args.func)

@@ -127,7 +127,13 @@ def test_http_reset_and_stateless_step_naming_the_task(http):
     assert bad_index.status_code == 422 and bad_index.json()["detail"][0]["loc"] == ["body", "index"]
 
 
-def test_state_schema_names_the_tier(http):
+def test_metadata_describes_the_tiers(http):
+    metadata = http.get("/metadata").json()
+    assert metadata["name"] == "chain_sum" and "5 lockstep tiers" in metadata["description"]
+    assert "2x1, 3x2, 4x3, 5x4, 6x5" in metadata["description"]
+
+
+def test_schema_describes_action_and_observation(http):
     schema = http.get("/schema").json()
     assert "answer" in schema["action"]["properties"]
     assert {"question", "task", "score", "correct", "correct_answer"} <= set(schema["observation"]["properties"])

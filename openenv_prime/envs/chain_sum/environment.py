@@ -9,14 +9,15 @@ concurrent sessions are safe.
 from __future__ import annotations
 
 import random
+from importlib.metadata import version
 from typing import Any, Optional
 
 from openenv.core.env_server.interfaces import Environment
-from openenv.core.env_server.types import Action, Observation, State
+from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 from pydantic import Field
 
 from openenv_prime.envs.chain_sum.scoring import score_reply
-from openenv_prime.envs.chain_sum.taskset import ChainSumTaskset, TaskRequestError
+from openenv_prime.envs.chain_sum.taskset import ENV_NAME, ChainSumTaskset, TaskRequestError
 
 _RESET_ARGS = ("seed", "episode_id", "split", "index", "tier")
 
@@ -132,3 +133,15 @@ class ChainSumEnvironment(Environment):
     @property
     def state(self) -> ChainSumState:
         return self._state
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        shapes = ", ".join(f"{t.num_terms}x{t.num_digits}" for t in self.taskset.tiers)
+        return EnvironmentMetadata(
+            name=ENV_NAME,
+            description=(
+                f"reasoning-gym chain_sum in {len(self.taskset.tiers)} {self.taskset.schedule} tiers "
+                f"(terms x digits: {shapes}); reset(split, index) or reset(seed[, tier]); "
+                'step({"answer": str}) gives 1.0 when the final number is exact, else 0.0'
+            ),
+            version=version("openenv-prime"),
+        )
