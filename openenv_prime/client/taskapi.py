@@ -147,7 +147,11 @@ class _TaskAPICore:
             ) from None
 
     def splits(self) -> _Flow:
-        data = yield from self.env_request("GET", "splits")
+        try:
+            data = yield from self.env_request("GET", "splits")
+        except RouteNotSupportedError:
+            self._splits_supported = False  # nothing to check split names against; do not ask again
+            raise
         if not isinstance(data, list):
             raise self._malformed("splits", "a list", data)
         splits = [s if isinstance(s, dict) else {"name": str(s), "type": str(s)} for s in data]
@@ -165,8 +169,7 @@ class _TaskAPICore:
         try:
             yield from self.splits()
         except RouteNotSupportedError:
-            self._splits_supported = False  # nothing to check against; the server will answer for itself
-            return
+            return  # the server will answer for itself
         if split not in self._split_names:
             raise UnknownSplitError(
                 f"unknown split {split!r}",
