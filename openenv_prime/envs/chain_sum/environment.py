@@ -9,13 +9,13 @@ concurrent sessions are safe.
 from __future__ import annotations
 
 import random
-from importlib.metadata import version
 from typing import Any, Optional
 
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 from pydantic import Field
 
+from openenv_prime import __version__
 from openenv_prime.envs.chain_sum.scoring import score_reply
 from openenv_prime.envs.chain_sum.taskset import ENV_NAME, ChainSumTaskset, TaskRequestError
 
@@ -143,5 +143,5 @@ class ChainSumEnvironment(Environment):
                 f"(terms x digits: {shapes}); reset(split, index) or reset(seed[, tier]); "
                 'step({"answer": str}) gives 1.0 when the final number is exact, else 0.0'
             ),
-            version=version("openenv-prime"),
+            version=__version__,
         )
