@@ -1,6 +1,8 @@
 """The environment object directly: reset by index or seed/tier, one scored step, clear errors, unchanged state on rejection."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from openenv_prime.envs.chain_sum.environment import ChainSumAction, ChainSumEnvironment
 from openenv_prime.envs.chain_sum.taskset import ChainSumTaskset
@@ -88,3 +90,15 @@ def test_task_api_methods_do_not_touch_the_episode():
     assert env.get_task("test", 42)["index"] == 42 and len(env.get_task_range("test", 0, 10)) == 10
     assert [s["name"] for s in env.list_splits()] == ["train", "test"]
     assert env.state.model_dump() == before
+
+
+@settings(max_examples=60, deadline=None)
+@given(split=st.sampled_from(["train", "test"]), data=st.data(), delta=st.integers(-50, 50).filter(bool))
+def test_any_task_rewards_its_answer_and_nothing_else(split, data, delta):
+    index = data.draw(st.integers(0, TASKSET.num_tasks(split) - 1))
+    env = ChainSumEnvironment()
+    answer = TASKSET.entry(split, index)["answer"]
+    assert env.reset(split=split, index=index).task["index"] == index
+    assert env.step(ChainSumAction(answer=f"So the result is {answer}.")).reward == 1.0
+    env.reset(split=split, index=index)
+    assert env.step(ChainSumAction(answer=str(int(answer) + delta))).reward == 0.0
