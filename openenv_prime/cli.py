@@ -12,6 +12,7 @@ _PARTS = (
     "openenv_prime.envs.cli",
     "openenv_prime.evaluation.cli",
     "openenv_prime.mlx_trainer.cli",
+    "openenv_prime.prime_rl_adapter.cli",
 )
 
 

@@ -1,22 +1,28 @@
 """openenv_prime samplers inside prime-rl's curriculum.
 
 `SamplerCore` and its helpers need no prime-rl; `OpenEnvPrimeSampler` (prime-rl's `TaskSampler`
-subclass) is imported on first use, so this package imports where prime-rl is not installed."""
+subclass) needs it. Everything loads on first use, so this package imports where prime-rl is not
+installed and `openenv-prime --help` stays instant."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from openenv_prime.prime_rl_adapter.config import AdapterConfig, parse_kwargs
-from openenv_prime.prime_rl_adapter.core import SamplerCore
-from openenv_prime.prime_rl_adapter.groups import GroupReport, read_group
+_EXPORTS = {
+    "AdapterConfig": "openenv_prime.prime_rl_adapter.config",
+    "parse_kwargs": "openenv_prime.prime_rl_adapter.config",
+    "SamplerCore": "openenv_prime.prime_rl_adapter.core",
+    "GroupReport": "openenv_prime.prime_rl_adapter.groups",
+    "read_group": "openenv_prime.prime_rl_adapter.groups",
+    "OpenEnvPrimeSampler": "openenv_prime.prime_rl_adapter.sampler",
+}
 
-__all__ = ["AdapterConfig", "GroupReport", "OpenEnvPrimeSampler", "SamplerCore", "parse_kwargs", "read_group"]
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    if name == "OpenEnvPrimeSampler":
-        from openenv_prime.prime_rl_adapter.sampler import OpenEnvPrimeSampler
-
-        return OpenEnvPrimeSampler
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
