@@ -6,6 +6,8 @@ and the prior fade. With ``p = s/(s+f)`` and group size G, the signal ``1 - p^G 
 probability that G binary rewards are not all equal; the sampling weight is ``signal + epsilon``, so
 no key ever starves. ``signal="variance"`` (graded rewards) instead keeps a decayed share of groups
 whose reward spread exceeds ``tolerance``, with the same Beta(1,1) prior, and weighs ``share + epsilon``.
+In both modes the metric ``observed_signal`` counts groups whose rewards differ by more than
+``tolerance`` (what GRPO sees), beside ``predicted_signal``, the estimate at draw time.
 
 Counts are stored as evidence apart from the prior (``s = gamma**n + evidence``) so that states of
 several workers merge exactly (see ``merge.py``). Cost is counted and reported, never weighed: dividing
