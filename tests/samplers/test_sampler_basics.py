@@ -135,3 +135,15 @@ def test_task_is_hashable_immutable_and_spec_does_not_change_identity():
         Task("test", 7, 3)
     with pytest.raises(TypeError, match="index must be an int"):
         Task("test", -1, "3")
+
+
+@FAST
+@given(sizes=sizes_st, mode=st.sampled_from(["tasks", "keys"]), data=st.data())
+def test_uniform_distribution_ignores_key_names_and_order(sizes, mode, data):
+    tasks = make_pool(sizes)
+    names = data.draw(st.lists(st.text(min_size=1, max_size=4), min_size=len(sizes), max_size=len(sizes), unique=True))
+    rename = {f"k{i}": name for i, name in enumerate(names)}
+    moved = data.draw(st.permutations([Task(t.split, t.index, rename[t.key]) for t in tasks]))
+    before = UniformSampler(tasks, over=mode).probabilities()
+    after = UniformSampler(moved, over=mode).probabilities()
+    assert {rename[k]: p for k, p in before.items()} == pytest.approx(after, rel=1e-12)
