@@ -1,6 +1,6 @@
 """The eval loop: choose tasks, then run their episodes over `/ws` in waves of ``max_concurrency``.
 
-Each wave opens one session per task and plays rounds: every open episode's prompt goes to the policy
+Each wave gives every task one of ``max_concurrency`` sockets (opened once, reused wave after wave) and plays rounds: every open episode's prompt goes to the policy
 in one batch (so an in-process model generates them together), each reply becomes an action and is
 stepped. Results are stored by task position, so their order never depends on which episode finished first.
 
@@ -58,8 +58,19 @@ async def run_eval_async(config: EvalConfig, policy: Policy) -> EvalResult:
     started = time.perf_counter()
     env_name, tasks, action_schema = await asyncio.to_thread(_load_tasks, config)
     episodes: list[_Episode] = []
-    for start in range(0, len(tasks), config.max_concurrency):
-        episodes.extend(await _run_wave(tasks[start:start + config.max_concurrency], config, policy, action_schema))
+    # one socket per slot, reused by the slot's episode in every wave (a reset starts a new episode on it);
+    # a server capped below max_concurrency makes them wait out CAPACITY_REACHED and fail with CapacityError
+    slots = [EpisodeSession(config.base_url, timeout=config.timeout) for _ in range(min(config.max_concurrency, len(tasks)))]
+    wave: list[_Episode] = []
+    try:
+        await asyncio.gather(*(session.connect() for session in slots))
+        for start in range(0, len(tasks), len(slots)):
+            wave = [_Episode(task, session) for task, session in zip(tasks[start:start + len(slots)], slots)]
+            await _play(wave, config, policy, action_schema)
+            slots[:len(wave)] = [ep.session for ep in wave]  # a replayed episode left a new socket in its slot
+            episodes.extend(wave)
+    finally:
+        await asyncio.gather(*(s.close() for s in [*slots, *(ep.session for ep in wave)]), return_exceptions=True)
     results = [_result(ep, config) for ep in episodes]
     families = sorted({r.family for r in results}, key=family_sort_key)
     return EvalResult(
@@ -87,6 +98,8 @@ def _load_tasks(config: EvalConfig) -> tuple[str, list[Task], dict[str, Any] | N
                 "set action_field (--action-field) to the field that takes the reply"
             )
         chosen = choose_tasks(all_tasks, config.per_family, config.seed, config.families)
+        if not chosen:
+            raise ValueError(f"split {config.split!r} of {api.env_name!r} at {config.base_url} has no tasks to evaluate")
         return api.env_name, chosen, action_schema
 
 
@@ -95,30 +108,33 @@ def _task_key(task: Task, config: EvalConfig) -> str:
     return str(spec.get(config.id_field) or f"{task.split}/{task.index}")
 
 
-async def _run_wave(
-    tasks: list[Task], config: EvalConfig, policy: Policy, action_schema: dict[str, Any] | None
-) -> list[_Episode]:
-    # one socket per episode of the wave; a server capped below max_concurrency makes them wait out
-    # CAPACITY_REACHED and fail with the client's CapacityError naming the limit
-    episodes = [_Episode(task, EpisodeSession(config.base_url, timeout=config.timeout)) for task in tasks]
-    try:
-        await asyncio.gather(*(ep.session.connect() for ep in episodes))
-        await asyncio.gather(*(_start(ep, config) for ep in episodes))
-        while active := [ep for ep in episodes if not ep.finished]:
-            replies = await policy.complete([list(ep.messages) for ep in active])
-            if not isinstance(replies, list) or len(replies) != len(active):
-                got = len(replies) if isinstance(replies, list) else type(replies).__name__
-                raise ValueError(
-                    f"{type(policy).__name__}.complete() returned {got} replies for {len(active)} prompts; "
-                    "it must return one reply text per prompt"
-                )
-            await asyncio.gather(*(_act(ep, str(reply), config, action_schema) for ep, reply in zip(active, replies)))
-        return episodes
-    finally:
-        await asyncio.gather(*(ep.session.close() for ep in episodes), return_exceptions=True)
+async def _play(
+    episodes: list[_Episode], config: EvalConfig, policy: Policy, action_schema: dict[str, Any] | None
+) -> None:
+    """Plays one wave: resets, then rounds of one batched policy call and one step per open episode."""
+    await asyncio.gather(*(_start(ep, config) for ep in episodes))
+    while active := [ep for ep in episodes if not ep.finished]:
+        replies = await policy.complete([list(ep.messages) for ep in active])
+        if not isinstance(replies, list) or len(replies) != len(active):
+            got = len(replies) if isinstance(replies, list) else type(replies).__name__
+            raise ValueError(
+                f"{type(policy).__name__}.complete() returned {got} replies for {len(active)} prompts; "
+                "it must return one reply text per prompt"
+            )
+        await asyncio.gather(*(_act(ep, str(reply), config, action_schema) for ep, reply in zip(active, replies)))
 
 
 async def _reset(ep: _Episode, config: EvalConfig) -> StepResult:
+    try:
+        return await _reset_once(ep, config)
+    except ConnectionDroppedError:  # a reused socket the server dropped while idle between waves
+        await ep.session.close()
+        ep.session = EpisodeSession(config.base_url, timeout=config.timeout)
+        ep.reconnects += 1
+        return await _reset_once(ep, config)
+
+
+async def _reset_once(ep: _Episode, config: EvalConfig) -> StepResult:
     return await ep.session.reset(
         **config.reset_kwargs, split=ep.task.split, index=ep.task.index,
         episode_id=f"eval-s{config.seed}-{ep.task.split}-{ep.task.index}",
@@ -174,7 +190,7 @@ async def _replay(ep: _Episode, config: EvalConfig) -> None:
     await ep.session.close()
     ep.session = EpisodeSession(config.base_url, timeout=config.timeout)
     ep.reconnects += 1
-    result = await _reset(ep, config)
+    result = await _reset_once(ep, config)
     _check_replayed(ep, result, 0, config)
     for i, action in enumerate(ep.actions):
         result = await ep.session.step(action)
