@@ -11,7 +11,9 @@ def _serve(args: argparse.Namespace) -> int:
     from openenv_prime.envs.serve import serve_chain_sum
 
     tiers = args.tiers if args.tiers is not None else (10 if args.schedule == "interleaved" else 5)
-    return serve_chain_sum(args.host, args.port, tiers, args.schedule, args.max_sessions, args.log_level)
+    return serve_chain_sum(
+        args.host, args.port, tiers, args.schedule, args.max_sessions, args.log_level, args.session_timeout
+    )
 
 
 def register(subparsers) -> None:
@@ -31,5 +33,12 @@ def register(subparsers) -> None:
         help="lockstep: tier t = t+2 terms of t+1 digits; interleaved: 2x1, 3x1, 3x2, .. (terms and digits alternate)",
     )
     parser.add_argument("--max-sessions", type=int, default=64, help="most concurrent /ws sessions (default 64)")
+    parser.add_argument(
+        "--session-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="close /ws sessions idle this long (checked every max(SECONDS/4, 5) s); default: never",
+    )
     parser.add_argument("--log-level", default="warning", choices=("critical", "error", "warning", "info", "debug"))
     parser.set_defaults(func=_serve)

@@ -84,6 +84,7 @@ def local_server(
     host: str = "127.0.0.1",
     startup_timeout: float = 120.0,
     schedule: str = "lockstep",
+    session_timeout: float | None = None,
 ) -> Iterator[str]:
     """Serve `env` in a subprocess; yield its base URL (``http://127.0.0.1:PORT``) once `/health` answers.
 
@@ -98,6 +99,8 @@ def local_server(
         "--host", host, "--port", str(port), "--tiers", str(tiers),
         "--schedule", schedule, "--max-sessions", str(max_sessions),
     ]
+    if session_timeout is not None:
+        command += ["--session-timeout", str(session_timeout)]
     # The repository root on PYTHONPATH lets another virtualenv's interpreter import openenv_prime.
     root = str(Path(__file__).resolve().parents[2])
     environ = dict(

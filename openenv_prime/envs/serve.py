@@ -57,7 +57,9 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
-def serve_chain_sum(host: str, port: int, tiers: int, schedule: str, max_sessions: int, log_level: str) -> int:
+def serve_chain_sum(
+    host: str, port: int, tiers: int, schedule: str, max_sessions: int, log_level: str, session_timeout: float | None = None
+) -> int:
     sock = _bind(host, port)
     from openenv_prime.envs.chain_sum.taskset import ChainSumTaskset
 
@@ -65,6 +67,8 @@ def serve_chain_sum(host: str, port: int, tiers: int, schedule: str, max_session
         ChainSumTaskset(tiers, schedule)
         if max_sessions < 1:
             raise ValueError(f"--max-sessions must be at least 1, got {max_sessions}")
+        if session_timeout is not None and not session_timeout > 0:
+            raise ValueError(f"--session-timeout must be positive seconds, got {session_timeout}")
     except ValueError as error:
         sock.close()
         raise SystemExit(f"openenv-prime serve chain-sum: {error}")
@@ -73,7 +77,7 @@ def serve_chain_sum(host: str, port: int, tiers: int, schedule: str, max_session
 
     from openenv_prime.envs.chain_sum.app import build_app
 
-    app = build_app(tiers, schedule, max_sessions)
+    app = build_app(tiers, schedule, max_sessions, session_timeout)
     config = uvicorn.Config(app, log_level=log_level, access_log=False, timeout_graceful_shutdown=5)
     _exit_with_parent()
     print(f"{LISTENING_PREFIX}{_url(sock)}", flush=True)

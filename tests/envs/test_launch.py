@@ -8,6 +8,7 @@ import time
 
 import httpx
 import pytest
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from openenv_prime.envs.launch import ServerStartError, local_server
@@ -35,8 +36,18 @@ def test_a_busy_port_is_reported():
                 pass
 
 
-def test_interleaved_server_with_two_sessions_caps_sockets_and_stops_on_exit():
-    with local_server(tiers=10, schedule="interleaved", max_sessions=2) as url:
+def _accepted(ws_url: str) -> bool:
+    """Whether a new socket gets a session (a refused one gets CAPACITY_REACHED and is closed)."""
+    with connect(ws_url, open_timeout=20) as ws:
+        try:
+            ws.send(json.dumps({"type": "state"}))
+            return json.loads(ws.recv(timeout=20))["type"] == "state"
+        except ConnectionClosed:
+            return False
+
+
+def test_interleaved_server_caps_sockets_reaps_idle_ones_and_stops_on_exit():
+    with local_server(tiers=10, schedule="interleaved", max_sessions=2, session_timeout=1) as url:
         splits = httpx.get(f"{url}/chain_sum/splits", timeout=20).json()
         assert [s["num_tiers"] for s in splits] == [10, 10]
         ws_url = url.replace("http://", "ws://") + "/ws"
@@ -47,6 +58,11 @@ def test_interleaved_server_with_two_sessions_caps_sockets_and_stops_on_exit():
             with connect(ws_url, open_timeout=20) as third:
                 refused = json.loads(third.recv(timeout=20))
                 assert refused["data"]["code"] == "CAPACITY_REACHED" and refused["data"]["max_sessions"] == 2
+            # both sockets stay open but idle: the reaper (every 5 s) frees their slots
+            deadline = time.monotonic() + 60
+            while not _accepted(ws_url):
+                assert time.monotonic() < deadline, "idle sessions were not reaped within 60 s"
+                time.sleep(1)
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"{url}/health", timeout=5)
 

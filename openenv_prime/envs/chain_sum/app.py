@@ -8,6 +8,7 @@ import inspect
 from fastapi import Request
 from fastapi.responses import JSONResponse
 from openenv.core.env_server.http_server import create_app
+from openenv.core.env_server.types import ConcurrencyConfig
 
 from openenv_prime.envs.chain_sum.environment import (
     ChainSumAction,
@@ -24,17 +25,25 @@ async def _task_request_error(request: Request, error: TaskRequestError) -> JSON
     return JSONResponse(status_code=422, content={"detail": detail})
 
 
-def build_app(num_tiers: int = 5, schedule: str = "lockstep", max_sessions: int = 64):
-    """An app with the Task API under `/chain_sum/...`, episodes over `/ws`, at most `max_sessions` sockets."""
+def build_app(
+    num_tiers: int = 5, schedule: str = "lockstep", max_sessions: int = 64, session_timeout: float | None = None
+):
+    """An app with the Task API under `/chain_sum/...` and episodes over `/ws`.
+
+    At most `max_sessions` sockets at once; with `session_timeout`, a session idle that many seconds
+    is closed so that a client that vanished without closing does not hold a slot forever."""
     if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
         raise ValueError(f"max_sessions must be a positive integer, got {max_sessions!r}")
+    if session_timeout is not None and not session_timeout > 0:
+        raise ValueError(f"session_timeout must be positive seconds or None, got {session_timeout!r}")
     ChainSumEnvironment(num_tiers, schedule)  # fail here, not in the first request, on bad tiers
     factory = functools.partial(ChainSumEnvironment, num_tiers, schedule)
     kwargs = {}
     if "state_cls" in inspect.signature(create_app).parameters:  # openenv >= 0.10: state schema in /schema
         kwargs["state_cls"] = ChainSumState
+    concurrency = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=session_timeout)
     app = create_app(
-        factory, ChainSumAction, ChainSumObservation, env_name=ENV_NAME, max_concurrent_envs=max_sessions, **kwargs
+        factory, ChainSumAction, ChainSumObservation, env_name=ENV_NAME, concurrency_config=concurrency, **kwargs
     )
     app.add_exception_handler(TaskRequestError, _task_request_error)
     return app
