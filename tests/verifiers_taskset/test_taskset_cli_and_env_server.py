@@ -21,9 +21,9 @@ from tests.verifiers_taskset.helpers import MODEL
 VF_EVAL = Path(sys.executable).with_name("vf-eval")
 
 
-def vf_eval(openenv_url: str, model_url: str, out: Path, *extra: str) -> subprocess.CompletedProcess:
+def vf_eval(openenv_url: str, model_url: str, out: Path, *extra: str, model: str = MODEL) -> subprocess.CompletedProcess:
     command = [
-        str(VF_EVAL), "openenv-prime", "-m", MODEL, "--client.base-url", model_url, "--no-push", "--no-rich",
+        str(VF_EVAL), "openenv-prime", "-m", model, "--client.base-url", model_url, "--no-push", "--no-rich",
         "-o", str(out), "--run.name", "run", "--env.taskset.base-url", openenv_url, *extra,
     ]
     env = {**os.environ, "PRIME_API_KEY": "", "HF_HUB_OFFLINE": "1"}

@@ -1,0 +1,85 @@
+"""`vf-eval openenv-prime` against a real OpenAI-compatible server: `mlx_lm.server` serving a
+tiny random model built here, with the real chain_sum server. The model's answers are noise, so the
+checks are on the plumbing: every episode ends, keys and families are right, rewards are the
+environment's verdict on what the model said."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from tests.verifiers_taskset.test_taskset_cli_and_env_server import read_traces, vf_eval
+
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def mlx_server(tmp_path):
+    from openenv_prime.mlx_trainer.models import build_tiny_model
+
+    model = build_tiny_model(tmp_path / "tiny")
+    port = _free_port()
+    log = (tmp_path / "mlx_server.log").open("w")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mlx_lm", "server", "--model", str(model), "--port", str(port),
+         "--max-tokens", "6", "--temp", "0.0"],
+        stdout=log, stderr=subprocess.STDOUT, env=env,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"mlx_lm.server did not come up: {(tmp_path / 'mlx_server.log').read_text()[-2000:]}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=20)
+        log.close()
+
+
+def test_vf_eval_with_mlx_lm_server_writes_traces(chain_sum_server, mlx_server, tmp_path):
+    out = tmp_path / "outputs"
+    done = vf_eval(
+        chain_sum_server, mlx_server, out, "--env.taskset.splits", '["test"]', "-n", "4", "-r", "2", "-c", "4",
+        "--select.shuffle", "true", "--sampling.max-tokens", "6", "--env.taskset.max-invalid-actions", "1",
+        model="default_model",  # mlx_lm.server's name for the model it was started with
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    episodes = read_traces(out)
+    assert len(episodes) == 8
+    assert len({e["task"]["key"] for e in episodes}) == 4
+    for episode in episodes:
+        data = episode["task"]["data"]
+        (trace,) = episode["traces"]
+        assert episode["ok"], (episode["errors"], trace["errors"], trace["stop_condition"])
+        assert episode["task"]["key"] == f"chain_sum/test/{data['spec']['id']}"
+        assert data["family"] == str(data["spec"]["tier"])
+        record = trace["info"]["openenv"]
+        assert trace["stop_condition"] in ("openenv_done", "openenv_invalid_action")
+        assert trace["rewards"]["openenv_return"]["score"] == sum(record["rewards"])
+        assert all(r in (0.0, 1.0) for r in record["rewards"])
+        assert trace["calls"] and trace["calls"][0]["model"]
