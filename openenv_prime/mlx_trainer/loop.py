@@ -7,7 +7,6 @@ signal are dropped from the loss, so a curriculum learns which families are too 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ from typing import Any, Iterator
 
 from openenv_prime.client.errors import OpenEnvError
 from openenv_prime.mlx_trainer.config import TrainConfig, dump_toml
+from openenv_prime.mlx_trainer.worker import MainThreadMLX
 from openenv_prime.mlx_trainer.checkpoint import (
     TrainerState,
     latest_checkpoint,
@@ -47,7 +47,7 @@ def train(config: TrainConfig, run_dir: Path | None = None, *, resume: bool = Fa
     _check_run_dir(run_dir, resume)
     with _environment(config) as base_url:
         trainer = _Trainer(config, run_dir, base_url, sampler_wrapper, progress)
-        return asyncio.run(trainer.run(resume))
+        return trainer.mlx.drive(trainer.run(resume))
 
 
 def _check_run_dir(run_dir: Path, resume: bool) -> None:
@@ -78,26 +78,31 @@ class _Trainer:
         self.sampler_wrapper = sampler_wrapper
         self.show_progress = progress
         self.state = TrainerState()
+        self.mlx = MainThreadMLX()
 
     # ---- setup ------------------------------------------------------------------------------------
-    def _setup(self) -> None:
+    def _load_model(self) -> None:
         import mlx.optimizers as optim
         from mlx_lm import load
 
+        from openenv_prime.mlx_trainer.lora import apply_lora
+        from openenv_prime.mlx_trainer.models import resolve_model
+
+        seed_step(self.cfg.seed, 0)
+        self.model, self.tokenizer = load(str(resolve_model(self.cfg.model.path)))
+        apply_lora(self.model, self.cfg.lora)
+        self.optimizer = optim.Adam(learning_rate=self.cfg.grpo.learning_rate)
+        self.optimizer.init(self.model.trainable_parameters())
+
+    async def _setup(self) -> None:
         from openenv_prime.client import TaskAPIClient
         from openenv_prime.client.errors import RouteNotSupportedError
         from openenv_prime.client.tasks import load_sampler_tasks
-        from openenv_prime.mlx_trainer.lora import apply_lora
-        from openenv_prime.mlx_trainer.models import resolve_model
         from openenv_prime.mlx_trainer.rollouts import EpisodeRunner, Renderer
         from openenv_prime.samplers import make_sampler
 
         cfg, env = self.cfg, self.cfg.environment
-        seed_step(cfg.seed, 0)
-        self.model, self.tokenizer = load(str(resolve_model(cfg.model.path)))
-        apply_lora(self.model, cfg.lora)
-        self.optimizer = optim.Adam(learning_rate=cfg.grpo.learning_rate)
-        self.optimizer.init(self.model.trainable_parameters())
+        await self.mlx.run(self._load_model)
         with TaskAPIClient(self.base_url, env_name=env.env_name, timeout=env.timeout) as api:
             tasks = load_sampler_tasks(api, env.train_split, family_field=env.family_field)
             try:
@@ -119,15 +124,15 @@ class _Trainer:
         self.sampler = self.sampler_wrapper(sampler) if self.sampler_wrapper else sampler
         self.renderer = Renderer(self.tokenizer, cfg.grpo.system_prompt, env.observation_field, env.action_field, action_schema)
         self.runner = EpisodeRunner(
-            self.model, self.renderer, self.base_url,
+            self.model, self.renderer, self.mlx, self.base_url,
             max_sessions=min(env.max_sessions, cfg.grpo.group_size * cfg.grpo.tasks_per_step),
             max_new_tokens=cfg.grpo.max_new_tokens, temperature=cfg.grpo.temperature, timeout=env.timeout,
         )
 
-    def _restore(self) -> bool:
+    async def _restore(self) -> bool:
         """Load the latest checkpoint; True when the run had already finished."""
         path = latest_checkpoint(self.run_dir)
-        self.state = load_checkpoint(path, self.model, self.optimizer)
+        self.state = await self.mlx.run(load_checkpoint, path, self.model, self.optimizer)
         self.sampler.load_state_dict(self.state.sampler)
         self._truncate_log(self.state.step)
         return self.state.step >= self.cfg.steps
@@ -151,9 +156,9 @@ class _Trainer:
     # ---- run --------------------------------------------------------------------------------------
     async def run(self, resume: bool) -> RunResult:
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        self._setup()
+        await self._setup()
         if resume:
-            if self._restore():
+            if await self._restore():
                 return RunResult(self.run_dir, self.state, already_finished=True)
         (self.run_dir / "config.toml").write_text(dump_toml(self.cfg))
         try:
@@ -165,16 +170,16 @@ class _Trainer:
                         record = await self._train_step()
                     except OpenEnvError as err:
                         self.sampler.load_state_dict(before)  # the step is lost: its draws must repeat on resume
-                        self._fail(err)
+                        await self._fail(err)
                     self._log(record)
                     bar(record)
                     await self._guarded(self._eval_if_due)
                     if self.state.step % self.cfg.checkpoint.every == 0 and self.state.step < self.cfg.steps:
-                        self._checkpoint()
+                        await self._checkpoint()
         finally:
             await self.runner.close()
         self.state.finished = True
-        self._checkpoint()
+        await self._checkpoint()
         if self.cfg.plot:
             self._plot()
         return RunResult(self.run_dir, self.state)
@@ -183,27 +188,27 @@ class _Trainer:
         try:
             await fn()
         except OpenEnvError as err:
-            self._fail(err)
+            await self._fail(err)
 
-    def _fail(self, err: OpenEnvError):
+    async def _fail(self, err: OpenEnvError):
         # The runner already dropped its sockets when the error came out of it.
-        path = self._checkpoint()
+        path = await self._checkpoint()
         raise TrainingError(
             f"the environment at {self.base_url} failed during step {self.state.step + 1}: {err}\n"
             f"A checkpoint of step {self.state.step} is in {path}; once the server is back, continue with "
             f"`openenv-prime train --resume --out {self.run_dir}`"
         ) from err
 
-    def _checkpoint(self) -> Path:
+    async def _checkpoint(self) -> Path:
         self.state.sampler = self.sampler.state_dict()
-        return save_checkpoint(self.run_dir, self.model, self.optimizer, self.state, self.cfg.checkpoint.keep)
+        return await self.mlx.run(save_checkpoint, self.run_dir, self.model, self.optimizer, self.state, self.cfg.checkpoint.keep)
 
     async def _train_step(self) -> dict[str, Any]:
         from openenv_prime.mlx_trainer.grpo import group_advantages, make_batch, train_on_batch
 
         cfg = self.cfg.grpo
         step = self.state.step + 1
-        seed_step(self.cfg.seed, step)
+        await self.mlx.run(seed_step, self.cfg.seed, step)
         started = time.perf_counter()
         self.runner.times.generation = self.runner.times.environment = 0.0
         tasks = self.sampler.sample(cfg.tasks_per_step)
@@ -224,7 +229,8 @@ class _Trainer:
         metrics = {"loss": 0.0, "kl": 0.0}
         if sequences:
             pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-            metrics = train_on_batch(self.model, self.optimizer, make_batch(sequences, advantages, pad), cfg)
+            metrics = await self.mlx.run(
+                lambda: train_on_batch(self.model, self.optimizer, make_batch(sequences, advantages, pad), cfg))
         training = time.perf_counter() - t_train
 
         rollouts = [r for g in groups for r in g]
@@ -275,7 +281,7 @@ class _Trainer:
             observation_field=env.observation_field, action_field=env.action_field,
             max_concurrency=min(32, env.max_sessions), timeout=env.timeout,
         )
-        policy = TrainerPolicy(self.model, self.tokenizer, ev.max_new_tokens or self.cfg.grpo.max_new_tokens)
+        policy = TrainerPolicy(self.model, self.tokenizer, ev.max_new_tokens or self.cfg.grpo.max_new_tokens, self.mlx)
         result = await run_eval_async(config, policy)
         record = {
             "type": "eval",

@@ -7,14 +7,18 @@ from typing import Any
 import mlx.nn as nn
 
 from openenv_prime.mlx_trainer.generation import generate, render_prompt
+from openenv_prime.mlx_trainer.worker import MainThreadMLX
 
 
 class TrainerPolicy:
-    def __init__(self, model: nn.Module, tokenizer: Any, max_new_tokens: int):
+    def __init__(self, model: nn.Module, tokenizer: Any, max_new_tokens: int, mlx: MainThreadMLX):
+        self.mlx = mlx
         self.model = model
         self.tokenizer = tokenizer
         self.max_new_tokens = max_new_tokens
 
     async def complete(self, prompts: list[list[dict]]) -> list[str]:
         ids = [render_prompt(self.tokenizer, messages) for messages in prompts]
-        return [c.text for c in generate(self.model, self.tokenizer, ids, max_tokens=self.max_new_tokens, temperature=0.0)]
+        completions = await self.mlx.run(generate, self.model, self.tokenizer, ids,
+                                         max_tokens=self.max_new_tokens, temperature=0.0)
+        return [c.text for c in completions]

@@ -20,6 +20,7 @@ from openenv_prime.client import EpisodeSession
 from openenv_prime.client.errors import InvalidRequestError
 from openenv_prime.client.render import observation_to_text, reply_to_action
 from openenv_prime.mlx_trainer.generation import Completion, generate, render_prompt
+from openenv_prime.mlx_trainer.worker import MainThreadMLX
 from openenv_prime.samplers.task import Task
 
 
@@ -60,6 +61,7 @@ class Renderer:
 class EpisodeRunner:
     model: nn.Module
     renderer: Renderer
+    mlx: MainThreadMLX
     base_url: str
     max_sessions: int
     max_new_tokens: int
@@ -99,8 +101,8 @@ class EpisodeRunner:
             ))
             t1 = time.perf_counter()
             prompts = [render_prompt(self.renderer.tokenizer, self.renderer.messages(r.observation)) for r in first]
-            completions = generate(self.model, self.renderer.tokenizer, prompts,
-                                   max_tokens=self.max_new_tokens, temperature=self.temperature)
+            completions = await self.mlx.run(generate, self.model, self.renderer.tokenizer, prompts,
+                                             max_tokens=self.max_new_tokens, temperature=self.temperature)
             t2 = time.perf_counter()
             results = await asyncio.gather(*(
                 self._step(s, c.text) for s, c in zip(sessions, completions)

@@ -91,7 +91,7 @@ def reference_run(sft_model, server, tmp_path_factory):
     return run_dir, rec[0], result
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, 1, pytest.param(2, marks=pytest.mark.slow)])
 def test_tiny_model_learns_say_7_by_grpo_and_sampler_sees_every_group(sft_model, server, tmp_path, seed):
     cfg = make_config(sft_model, server, seed=seed, steps=20, sampler={"name": "uniform"},
                       grpo={"group_size": 8, "tasks_per_step": 16, "max_new_tokens": 3, "learning_rate": 3e-4},
@@ -148,7 +148,7 @@ def test_checkpoint_then_resume_equals_uninterrupted_run(reference_run, sft_mode
     assert again.already_finished and again.state.step == 6
 
 
-def test_sigkill_then_resume_loses_at_most_the_step_in_progress(reference_run, sft_model, server, tmp_path):
+def test_sigkill_then_resume_loses_at_most_the_step_in_progress(reference_run, sft_model, server, tmp_path, capsys):
     ref_dir = reference_run[0]
     cfg_path = tmp_path / "config.toml"
     cfg_path.write_text(dump_toml(make_config(sft_model, server)))
@@ -172,11 +172,14 @@ def test_sigkill_then_resume_loses_at_most_the_step_in_progress(reference_run, s
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert [s["step"] for s in step_lines(run_dir)] == [1, 2, 3, 4, 5, 6]
     assert_same_adapters(run_dir, ref_dir)
-    finished = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300, env=env)
-    assert finished.returncode == 0 and "already finished at step 6" in finished.stdout
+    from openenv_prime.cli import main
+
+    capsys.readouterr()
+    assert main(cmd[3:] + ["--resume"]) == 0
+    assert "already finished at step 6" in capsys.readouterr().out
 
 
-def test_server_dying_mid_run_gives_clear_error_and_a_checkpoint_to_resume_from(reference_run, sft_model, tmp_path):
+def test_server_dying_mid_run_gives_clear_error_and_a_checkpoint_to_resume_from(reference_run, sft_model, server, tmp_path):
     ref_dir, ref_rec, _ = reference_run
     run_dir = tmp_path / "run"
     rec = []
@@ -192,8 +195,7 @@ def test_server_dying_mid_run_gives_clear_error_and_a_checkpoint_to_resume_from(
     message = str(err.value)
     assert "failed during step 3" in message and "--resume" in message and url in message
     assert (run_dir / "checkpoints" / "step_000002" / "state.json").is_file()
-    with toy_server("0") as (url2, _):
-        resumed = []
-        train(make_config(sft_model, url2), run_dir, resume=True, sampler_wrapper=recorder(resumed), progress=False)
+    resumed = []  # once a server is back (here: another one), the run continues where it stopped
+    train(make_config(sft_model, server), run_dir, resume=True, sampler_wrapper=recorder(resumed), progress=False)
     assert rec[0].draws[:2] + resumed[0].draws == ref_rec.draws
     assert_same_adapters(run_dir, ref_dir)

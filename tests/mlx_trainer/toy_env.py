@@ -14,6 +14,8 @@ import functools
 import sys
 from typing import Any, Optional
 
+sys.modules.setdefault("gradio", None)  # openenv's optional web UI: not needed, seconds to import
+
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, Observation, State
@@ -90,7 +92,6 @@ def main() -> int:
     parser.add_argument("--levels", default="0")
     parser.add_argument("--max-sessions", type=int, default=256)
     args = parser.parse_args()
-    sys.modules.setdefault("gradio", None)  # openenv's optional web UI: not needed, slow to import
     import socket
 
     import uvicorn
