@@ -137,6 +137,7 @@ class ScriptedOpenAIServer:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as real inference servers do
+    disable_nagle_algorithm = True  # headers and body go out as separate writes: no 40 ms delayed-ACK stall
     scripted: ScriptedOpenAIServer
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet in tests
