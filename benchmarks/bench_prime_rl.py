@@ -104,7 +104,7 @@ def main() -> None:
     from openenv_prime.prime_rl_adapter import OpenEnvPrimeSampler
 
     table = Table(title=f"prime-rl sampler cost per group: next + observe (G=8, median of {args.calls} calls)")
-    for column in ("tasks", "sampler", "next µs", "observe µs", "next+observe µs", "vs difficulty_pool"):
+    for column in ("tasks", "sampler", "next µs", "observe µs", "next+observe µs", "difficulty_pool ÷ this"):
         table.add_column(column, justify="right" if column != "sampler" else "left", no_wrap=True)
     for n in args.sizes:
         tasks = make_tasks(n)
@@ -127,7 +127,7 @@ def main() -> None:
         pool = sum(rows["prime-rl difficulty_pool (per task)"][:2])
         for name, (next_us, observe_us, built) in rows.items():
             pair = next_us + observe_us
-            table.add_row(f"{n:,}", name, f"{next_us:,.1f}", f"{observe_us:,.1f}", f"{pair:,.1f}", f"{pair / pool:.3f}x")
+            table.add_row(f"{n:,}", name, f"{next_us:,.1f}", f"{observe_us:,.1f}", f"{pair:,.1f}", f"{pool / pair:,.1f}x")
         table.add_section()
     Console(width=130).print(table)
 
