@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
 
@@ -31,3 +31,11 @@ class EvalConfig(BaseModel):
     max_invalid_actions: int = Field(2, ge=0, description="Rejected actions fed back to the model before giving up.")
     success_threshold: float = Field(1.0, description="An episode whose total reward reaches this counts as solved.")
     timeout: float = Field(30.0, gt=0, description="Seconds to wait for any one server answer.")
+
+    @field_validator("reset_kwargs")
+    @classmethod
+    def _reset_kwargs_leave_the_task_alone(cls, value: dict[str, Any]) -> dict[str, Any]:
+        taken = sorted({"split", "index", "episode_id"} & set(value))
+        if taken:
+            raise ValueError(f"reset_kwargs may not set {taken}: the eval sets them for each task (use split= for the split)")
+        return value

@@ -157,6 +157,8 @@ def test_config_rejects_unknown_and_bad_fields():
         EvalConfig(per_famly=3)
     with pytest.raises(ValidationError, match="per_family"):
         EvalConfig(per_family=0)
+    with pytest.raises(ValidationError, match=r"reset_kwargs may not set \['index'\]"):
+        EvalConfig(reset_kwargs={"index": 3})
     assert EvalConfig().split == "test"
 
 
