@@ -8,6 +8,8 @@ from collections import Counter
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from client_hostile import TaskAPIProxy
 
 from openenv_prime.client import (
@@ -215,3 +217,19 @@ def test_sampler_tasks_key_on_the_tier(chain_sum_server):
         assert all(t.key == str(t.spec["tier"]) and t.split == "train" for t in tasks[::997])
         with pytest.raises(KeyError, match="no field 'difficulty'.*'tier'"):
             load_sampler_tasks(api, "test", family_field="difficulty")
+
+
+_bound = st.one_of(st.none(), st.integers(-1_100, 1_100))
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(start=_bound, stop=_bound, page_size=st.integers(40, 700))
+def test_paged_range_equals_the_slice_of_all_tasks(chain_sum_server, start, stop, page_size):
+    global _ALL_TEST
+    with TaskAPIClient(chain_sum_server) as api:
+        if _ALL_TEST is None:
+            _ALL_TEST = api.get_task_range("test")
+        assert api.get_task_range("test", start, stop, page_size=page_size) == _ALL_TEST[start:stop]
+
+
+_ALL_TEST: list | None = None

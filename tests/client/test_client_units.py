@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openenv_prime.client import (
@@ -18,6 +19,7 @@ from openenv_prime.client import (
     reply_to_action,
     ws_endpoint,
 )
+from openenv_prime.client.session import _Gate
 
 CHAIN_SUM_ACTION = {
     "additionalProperties": False,
@@ -131,3 +133,39 @@ def test_task_client_rejects_bad_settings():
         TaskAPIClient("http://127.0.0.1:1", retries=-1)
     with pytest.raises(ValueError, match="env_name"):
         TaskAPIClient("http://127.0.0.1:1", env_name="")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    limit=st.integers(1, 5),
+    holds=st.lists(st.integers(0, 3), min_size=1, max_size=25),
+    new_limit=st.one_of(st.none(), st.integers(1, 5)),
+)
+def test_session_gate_never_exceeds_its_limit_and_serves_everyone(limit, holds, new_limit):
+    """Sessions queue for slots: at most `limit` hold one at a time (the new limit once changed), all get one."""
+
+    async def main():
+        gate = _Gate(limit)
+        active, peak, served = 0, 0, 0
+
+        async def user(ticks: int):
+            nonlocal active, peak, served
+            await gate.acquire(timeout=10)
+            active += 1
+            peak = max(peak, active)
+            for _ in range(ticks):
+                await asyncio.sleep(0)
+            active -= 1
+            served += 1
+            gate.release()
+
+        users = [asyncio.ensure_future(user(t)) for t in holds]
+        await asyncio.sleep(0)
+        if new_limit is not None:
+            gate.set_limit(new_limit)
+        await asyncio.wait_for(asyncio.gather(*users), 10)
+        return peak, served, gate.active
+
+    peak, served, left = asyncio.run(main())
+    assert served == len(holds) and left == 0
+    assert peak <= max(limit, new_limit or limit)
