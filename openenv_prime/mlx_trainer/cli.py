@@ -40,7 +40,7 @@ def _train(args: argparse.Namespace) -> int:
     _print_blas_hint()
     try:
         result = train(config, run_dir, resume=args.resume, progress=not args.no_progress)
-    except TrainingError as err:
+    except (TrainingError, ValueError, FileNotFoundError) as err:  # setup errors name the config key or path
         print(f"error: {err}", file=sys.stderr)
         return 1
     s = result.state

@@ -99,8 +99,9 @@ class EpisodeRunner:
                 s.reset(split=task.split, index=task.index, episode_id=f"train-{step}-{task.split}-{task.index}-{i}")
                 for s, (task, i) in zip(sessions, episodes)
             ))
+            t_reset = time.perf_counter()
+            prompts = self._render([r.observation for r in first])
             t1 = time.perf_counter()
-            prompts = [render_prompt(self.renderer.tokenizer, self.renderer.messages(r.observation)) for r in first]
             completions = await self.mlx.run(generate, self.model, self.renderer.tokenizer, prompts,
                                              max_tokens=self.max_new_tokens, temperature=self.temperature)
             t2 = time.perf_counter()
@@ -108,7 +109,7 @@ class EpisodeRunner:
                 self._step(s, c.text) for s, c in zip(sessions, completions)
             ))
             t3 = time.perf_counter()
-            self.times.environment += (t1 - t0) + (t3 - t2)
+            self.times.environment += (t_reset - t0) + (t3 - t2)  # prompt rendering counts as "other"
             self.times.generation += t2 - t1
         except BaseException:
             await self.close()  # a failed socket must not be reused: its replies could be out of step
@@ -117,6 +118,18 @@ class EpisodeRunner:
             Rollout(task, prompt, completion, reward, done)
             for (task, _), prompt, completion, (reward, done) in zip(episodes, prompts, completions, results)
         ]
+
+    def _render(self, observations: list[dict]) -> list[list[int]]:
+        """Chat-template each distinct observation once (a group's G episodes usually share one)."""
+        cache: dict[str, list[int]] = {}
+        prompts = []
+        for obs in observations:
+            messages = self.renderer.messages(obs)
+            key = repr(messages)
+            if key not in cache:
+                cache[key] = render_prompt(self.renderer.tokenizer, messages)
+            prompts.append(cache[key])
+        return prompts
 
     async def _step(self, session: EpisodeSession, reply: str) -> tuple[float, bool]:
         try:
