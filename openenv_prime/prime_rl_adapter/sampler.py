@@ -4,7 +4,15 @@ that imports prime-rl; name it in a prime-rl TOML as
 
 from __future__ import annotations
 
-from prime_rl.orchestrator.curriculum.samplers.base import TaskSampler
+try:
+    from prime_rl.orchestrator.curriculum.samplers.base import TaskSampler
+except ImportError as exc:
+    raise ImportError(
+        "openenv_prime.prime_rl_adapter.OpenEnvPrimeSampler subclasses prime-rl's TaskSampler, and "
+        f"prime-rl does not import here ({exc}). Run it in prime-rl's orchestrator environment, with "
+        "patches/prime-rl-custom-sampler.patch applied (see patches/README.md); "
+        "openenv_prime.prime_rl_adapter.SamplerCore is the same logic without prime-rl."
+    ) from exc
 
 from openenv_prime.prime_rl_adapter.core import SamplerCore
 
