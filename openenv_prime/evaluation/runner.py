@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openenv_prime.client import EpisodeSession, StepResult, TaskAPIClient
-from openenv_prime.client.errors import ConnectionDroppedError, InvalidRequestError, RouteNotSupportedError, ServerError
+from openenv_prime.client.errors import (
+    CapacityError,
+    ConnectionDroppedError,
+    InvalidRequestError,
+    RouteNotSupportedError,
+    ServerError,
+)
 from openenv_prime.client.render import observation_to_text, reply_to_action
 from openenv_prime.client.tasks import load_sampler_tasks
 from openenv_prime.evaluation.config import EvalConfig
@@ -58,12 +64,10 @@ async def run_eval_async(config: EvalConfig, policy: Policy) -> EvalResult:
     started = time.perf_counter()
     env_name, tasks, action_schema = await asyncio.to_thread(_load_tasks, config)
     episodes: list[_Episode] = []
-    # one socket per slot, reused by the slot's episode in every wave (a reset starts a new episode on it);
-    # a server capped below max_concurrency makes them wait out CAPACITY_REACHED and fail with CapacityError
-    slots = [EpisodeSession(config.base_url, timeout=config.timeout) for _ in range(min(config.max_concurrency, len(tasks)))]
+    # one socket per slot, reused by the slot's episode in every wave (a reset starts a new episode on it)
+    slots = await _open_slots(config, min(config.max_concurrency, len(tasks)))
     wave: list[_Episode] = []
     try:
-        await asyncio.gather(*(session.connect() for session in slots))
         for start in range(0, len(tasks), len(slots)):
             wave = [_Episode(task, session) for task, session in zip(tasks[start:start + len(slots)], slots)]
             await _play(wave, config, policy, action_schema)
@@ -83,6 +87,26 @@ async def run_eval_async(config: EvalConfig, policy: Policy) -> EvalResult:
         reconnects=sum(ep.reconnects for ep in episodes),
         elapsed_s=time.perf_counter() - started,
     )
+
+
+async def _open_slots(config: EvalConfig, wanted: int) -> list[EpisodeSession]:
+    """Up to ``wanted`` open sessions: as many as the server admits, when its session limit is lower."""
+    slots = [EpisodeSession(config.base_url, timeout=config.timeout, capacity_wait=0) for _ in range(wanted)]
+    try:
+        await asyncio.gather(*(s.connect() for s in slots))
+        # the server refuses a session over its limit with the first answer on the socket, so ask once
+        probes = await asyncio.gather(*(s.state() for s in slots), return_exceptions=True)
+    except BaseException:
+        await asyncio.gather(*(s.close() for s in slots), return_exceptions=True)
+        raise
+    refused = [p for p in probes if isinstance(p, CapacityError)]
+    failed = [p for p in probes if isinstance(p, BaseException) and not isinstance(p, (CapacityError, ServerError))]
+    if failed or len(refused) == len(slots):
+        await asyncio.gather(*(s.close() for s in slots), return_exceptions=True)
+        raise (failed or refused)[0]
+    await asyncio.gather(*(s.close() for s, p in zip(slots, probes) if isinstance(p, CapacityError)))
+    # ServerError: an environment that cannot report state before a reset; its socket is still usable
+    return [s for s, p in zip(slots, probes) if not isinstance(p, CapacityError)]
 
 
 def _load_tasks(config: EvalConfig) -> tuple[str, list[Task], dict[str, Any] | None]:

@@ -199,3 +199,15 @@ def test_blocking_policy_outlasting_keepalive_gets_its_episodes_replayed(chain_s
     assert result.reconnects == 2
     assert result.accuracy_by_family() == {"0": 1.0, "3": 1.0}
     assert [r.steps for r in result.results] == [1, 1]
+
+
+def test_capped_server_gets_as_many_sessions_as_it_admits():
+    from openenv_prime.envs.launch import local_server
+
+    policy = _InProcessPolicy(lambda tier, total: str(total if tier in CORRECT_TIERS else total + 1))
+    with local_server("chain-sum", tiers=5, max_sessions=3) as capped:
+        config = EvalConfig(base_url=capped, per_family=3, seed=1, max_concurrency=16)
+        result = run_eval(config, policy)
+    assert policy.batches == [3] * 5  # 16 asked for, 3 admitted: waves of 3
+    assert len(result.results) == 15 and all(r.done for r in result.results)
+    assert result.accuracy_by_family() == {str(t): float(t in CORRECT_TIERS) for t in range(5)}
