@@ -21,6 +21,7 @@ class RunCurves:
     episodes: list[int] = field(default_factory=list)
     tokens: list[int] = field(default_factory=list)
     accuracy: dict[str, list[float | None]] = field(default_factory=dict)
+    tasks: dict[str, int] = field(default_factory=dict)  # eval tasks per family at the last eval
 
 
 def load_run(run_dir: Path, name: str | None = None) -> RunCurves:
@@ -55,6 +56,7 @@ def load_run(run_dir: Path, name: str | None = None) -> RunCurves:
         for f in families:
             curves.accuracy[f].append(record["accuracy"].get(f))
         curves.accuracy[_OVERALL].append(record.get("overall"))
+    curves.tasks = {f: int(n) for f, n in evals[max(evals)].get("n", {}).items()}
     return curves
 
 
@@ -103,7 +105,7 @@ def build_figure(runs: list[RunCurves]):
         ax.set_ylim(-0.03, 1.03)
     axes[0].set_ylabel("greedy eval accuracy")
     figure.suptitle("Per-family eval accuracy" + (": " + " vs ".join(r.name for r in runs) if len(runs) > 1 else f": {runs[0].name}"))
-    family_handles = [Line2D([], [], color=colours[f], linewidth=2, label=f"family {f}") for f in families]
+    family_handles = [Line2D([], [], color=colours[f], linewidth=2, label=f"family {f}{_tasks_note(runs, f)}") for f in families]
     family_handles.append(Line2D([], [], color="black", linewidth=2.2, label="all families"))
     if len(runs) > 1:
         run_handles = [Line2D([], [], color="grey", linestyle=_STYLES[i % len(_STYLES)], linewidth=2, label=r.name)
@@ -111,6 +113,12 @@ def build_figure(runs: list[RunCurves]):
         axes[1].add_artist(axes[1].legend(handles=run_handles, loc="lower left", bbox_to_anchor=(1.01, 0.0), title="line style"))
     axes[1].legend(handles=family_handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="colour")
     return figure
+
+
+def _tasks_note(runs: list[RunCurves], family: str) -> str:
+    """A legend note "(n=20)" when every run evaluated the family on the same number of tasks."""
+    counts = {r.tasks.get(family) for r in runs}
+    return f" (n={counts.pop()})" if len(counts) == 1 and None not in counts else ""
 
 
 def _labels(run_dirs: list[Path]) -> list[str]:

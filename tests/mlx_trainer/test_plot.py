@@ -47,6 +47,7 @@ def test_load_run_reads_eval_lines_in_step_order(two_runs):
     assert run.episodes == [s * 64 for s in run.steps] and run.tokens == [s * 64 * 7 for s in run.steps]
     assert list(run.accuracy) == [*FAMILIES, "all"]
     assert run.accuracy["0"][0] == 0.05 and run.accuracy["0"][-1] > 0.9
+    assert run.tasks == {f: 20 for f in FAMILIES}
 
 
 def test_plot_writes_a_png_with_one_line_per_family_per_run_and_panel(two_runs, tmp_path):
@@ -67,7 +68,7 @@ def test_plot_writes_a_png_with_one_line_per_family_per_run_and_panel(two_runs, 
     assert list(uniform_tier0.get_xdata()) == [s * 64 * 9 for s in (0, 5, 10, 15, 20, 25)]
     assert list(uniform_tier0.get_ydata()) == load_run(two_runs[1]).accuracy["0"]
     legend_texts = {t.get_text() for legend in tokens_ax.findobj(lambda a: type(a).__name__ == "Legend") for t in legend.get_texts()}
-    assert {"curriculum", "uniform", "family 0", "family 4"} <= legend_texts
+    assert {"curriculum", "uniform", "family 0 (n=20)", "family 4 (n=20)"} <= legend_texts
 
 
 def test_default_output_goes_to_the_run_plots_folder(two_runs):
