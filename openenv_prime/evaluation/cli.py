@@ -79,8 +79,9 @@ def _main(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         err.print(f"[red]error:[/red] bad eval setting: {escape(str(exc))}", highlight=False)
         return 2
-    except (OpenEnvError, ModelEndpointError, ValueError, OSError, RuntimeError) as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+    except (OpenEnvError, ModelEndpointError, ValueError, KeyError, OSError, RuntimeError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)  # KeyError's str() adds quotes
+        err.print(f"[red]error:[/red] {escape(str(message))}", highlight=False)
         return 1
     document = report_dict(result, model={"name": args.model, "base_url": policy.url, "max_tokens": args.max_tokens,
                                           "temperature": policy.temperature})

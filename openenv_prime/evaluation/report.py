@@ -19,7 +19,7 @@ _PACKAGES = ("openenv-prime", "httpx", "websockets", "pydantic", "rich")
 
 
 def package_versions() -> dict[str, str]:
-    """Versions of Python and of the packages the eval path runs on (None-safe for missing ones)."""
+    """Versions of Python and of the packages the eval path runs on ("not installed" for a missing one)."""
     versions = {"python": platform.python_version()}
     for name in _PACKAGES:
         try:

@@ -78,3 +78,10 @@ def test_eval_rejects_bad_settings_by_name(chain_sum_server, model_url, tmp_path
     run = _eval("--base-url", chain_sum_server, "--model", "m", "--model-base-url", model_url,
                 "--per-family", "0", "--out", str(tmp_path / "r.json"))
     assert run.returncode == 2 and "per_family" in run.stderr
+    run = _eval("--base-url", chain_sum_server, "--model", "m", "--model-base-url", model_url,
+                "--family-field", "colour", "--out", str(tmp_path / "r.json"))
+    assert run.returncode == 1 and "no field 'colour'" in run.stderr and "Traceback" not in run.stderr
+    run = _eval("--base-url", chain_sum_server, "--model", "m", "--model-base-url", model_url,
+                "--split", "dev", "--out", str(tmp_path / "r.json"))
+    assert run.returncode == 1 and "dev" in run.stderr and "Traceback" not in run.stderr
+    assert not (tmp_path / "r.json").exists()
