@@ -17,9 +17,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((ROOT / "configs" / "prime-rl").glob("*.toml"))
 PRIME_RL_DIR = os.environ.get("PRIME_RL_DIR")
-# The chain_sum server needs openenv, which prime-rl's environment may lack: serve it from this
-# interpreter (the project's virtualenv) when set.
-SERVER_PYTHON_VAR = "OPENENV_PRIME_SERVER_PYTHON"
 
 # patches/check sets this so that a broken setup fails instead of skipping.
 REQUIRED = os.environ.get("OPENENV_PRIME_REQUIRE_PRIME_RL") == "1"
@@ -47,15 +44,8 @@ except ImportError as exc:
 
 import verifiers.v1 as vf  # noqa: E402
 
-from openenv_prime.envs.launch import local_server  # noqa: E402
 from openenv_prime.prime_rl_adapter import OpenEnvPrimeSampler, parse_kwargs  # noqa: E402
 from tests.prime_rl_adapter.vf_groups import trace  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def server_url():
-    with local_server("chain-sum", tiers=5, max_sessions=8, python=os.environ.get(SERVER_PYTHON_VAR)) as url:
-        yield url
 
 
 def parse(path: Path) -> RLConfig:

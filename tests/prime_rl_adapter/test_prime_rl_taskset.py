@@ -9,8 +9,8 @@ from openenv_prime.verifiers_taskset import OpenEnvTasksetConfig, OpenEnvTaskset
 from tests.prime_rl_adapter.vf_groups import scored_group
 
 
-def test_default_kwargs_serve_the_tasksets_tasks_by_tier(chain_sum_server: str) -> None:
-    tasks = list(OpenEnvTaskset(OpenEnvTasksetConfig(id="openenv-prime", base_url=chain_sum_server, splits=["train"])))
+def test_default_kwargs_serve_the_tasksets_tasks_by_tier(server_url: str) -> None:
+    tasks = list(OpenEnvTaskset(OpenEnvTasksetConfig(id="openenv-prime", base_url=server_url, splits=["train"])))
     sampler = SamplerCore(tasks, sampler_kwargs={"group_size": 4, "seed": 0})
     assert sampler.family_by_key == {task.key: str(task.data.spec["tier"]) for task in tasks}
     assert set(sampler.family_by_key.values()) == {"0", "1", "2", "3", "4"}
