@@ -68,11 +68,12 @@ def _record(trace: vf.Trace) -> dict[str, Any]:
 
 
 def single_field(action_schema: dict[str, Any] | None, action_field: str | None) -> str | None:
-    """The action field a plain-text reply fills, or None when the action needs a JSON object."""
+    """The action field a plain-text reply fills (as `render.reply_to_action` decides), or None when
+    the action has several fields and the reply must be a JSON object."""
     if action_field is not None:
         return action_field
-    required = (action_schema or {}).get("required", [])
-    return required[0] if len(required) == 1 else None
+    fields = [name for name in (action_schema or {}).get("properties", {}) if name != "metadata"]
+    return fields[0] if len(fields) == 1 else None
 
 
 def default_instructions(action_schema: dict[str, Any] | None, action_field: str | None) -> str:
@@ -82,9 +83,11 @@ def default_instructions(action_schema: dict[str, Any] | None, action_field: str
             f"You act in an environment. Reply with only your answer; it is sent as the action's "
             f"`{field}` field, so write no explanation around it."
         )
+    properties = {k: v for k, v in (action_schema or {}).get("properties", {}).items() if k != "metadata"}
+    shown = {"properties": properties, "required": (action_schema or {}).get("required", [])}
     return (
         "You act in an environment. Reply with only a JSON object for the action, matching this "
-        f"JSON schema: {json.dumps(action_schema or {}, sort_keys=True)}"
+        f"JSON schema: {json.dumps(shown, sort_keys=True)}"
     )
 
 
