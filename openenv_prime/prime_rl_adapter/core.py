@@ -68,7 +68,8 @@ class SamplerCore:
         self.config = parse_kwargs(kwargs)
         self.tasks = tuple(tasks)
         references = sampler_tasks(self.tasks, self.config.family_field)
-        self.family_by_key = {task.key: ref.key for task, ref in zip(self.tasks, references)}
+        self.family_at = [ref.key for ref in references]
+        self.family_by_key = {task.key: family for task, family in zip(self.tasks, self.family_at)}
         self.position_by_key = {task.key: position for position, task in enumerate(self.tasks)}
         self.inner = build_inner(self.config, references)
         self.queue: deque[int] = deque()
@@ -82,10 +83,10 @@ class SamplerCore:
         """The next task: the very object the taskset holds (prime-rl checks its key and hash)."""
         if not self.queue:
             self.queue.extend(ref.index for ref in self.inner.sample(self.config.refill))
-        task = self.tasks[self.queue.popleft()]
-        self.pending[self.family_by_key[task.key]] += 1
+        position = self.queue.popleft()
+        self.pending[self.family_at[position]] += 1
         self.counts["sampled"] += 1
-        return task
+        return self.tasks[position]
 
     def observe(self, group: list[Any]) -> None:
         """Update the sampler with one group; errored or empty groups are only counted."""
