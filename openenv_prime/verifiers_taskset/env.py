@@ -26,13 +26,18 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
     def __init__(self, config: OpenEnvEnvConfig) -> None:
         super().__init__(config)
         self._action_schema: dict[str, Any] | None = None
-        self._schema_lock: asyncio.Lock | None = None
+        self._schema_lock = asyncio.Lock()
         self._sessions: asyncio.Semaphore | None = None
+
+    async def start(self) -> None:
+        """Fresh asyncio primitives for this `serving()`: they belong to the event loop running it."""
+        self._schema_lock = asyncio.Lock()
+        limit = self.config.taskset.max_sessions
+        self._sessions = asyncio.Semaphore(limit) if limit is not None else None
 
     async def action_schema(self) -> dict[str, Any]:
         """The server's action schema, fetched once per process (env-server workers never `load()`)."""
         if self._action_schema is None:
-            self._schema_lock = self._schema_lock or asyncio.Lock()
             async with self._schema_lock:
                 if self._action_schema is None:
                     taskset = self.config.taskset
@@ -45,11 +50,7 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
     def _session_slots(self) -> contextlib.AbstractAsyncContextManager:
         """`max_sessions` open sessions per process. Waiting here has no deadline: the episodes
         in flight are already bounded by verifiers' concurrency, and no model time passes yet."""
-        limit = self.config.taskset.max_sessions
-        if limit is None:
-            return contextlib.nullcontext()
-        self._sessions = self._sessions or asyncio.Semaphore(limit)
-        return self._sessions
+        return self._sessions if self._sessions is not None else contextlib.nullcontext()
 
     async def run(self, task: OpenEnvTask, agents: vf.Agents) -> None:
         config = self.config.taskset

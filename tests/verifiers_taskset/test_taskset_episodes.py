@@ -126,7 +126,10 @@ def test_client_side_session_limit_keeps_under_the_server_cap(chain_sum_tasks):
     ) as model_url:
         # A zero capacity wait fails any refused session: the client-side limit must prevent them all.
         env = make_env(url, splits=["test"], max_sessions=2, capacity_wait=0.0)
-        episodes = _run(env, by_tier(chain_sum_tasks, 4), model_url, concurrency=20)
+        tasks = by_tier(chain_sum_tasks, 4)
+        # Two runs of one env, each in its own event loop (as two `serving()`s would be).
+        episodes = _run(env, tasks, model_url, concurrency=20) + _run(env, tasks[:4], model_url, concurrency=4)
+    assert len(episodes) == 24
     assert all(e.ok for e in episodes), [e.errors for e in episodes if not e.ok][:1]
 
 
