@@ -67,6 +67,17 @@ class OpenEnvTasksetConfig(vf.TasksetConfig):
     """Seconds per `/ws` reply."""
     task: OpenEnvTaskConfig = OpenEnvTaskConfig()
 
+    @field_validator("reset_kwargs")
+    @classmethod
+    def _not_per_task(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
+        reserved = sorted({"split", "index", "episode_id"} & set(kwargs))
+        if reserved:
+            raise ValueError(
+                f"reset_kwargs may not set {reserved}: each episode resets with its task's split and "
+                "index and its trace id as episode_id; choose tasks with --env.taskset.splits or --select"
+            )
+        return kwargs
+
 
 class OpenEnvEnvConfig(vf.EnvConfig):
     """One seat, `player`, on the local subprocess runtime: the in-process chat harness needs

@@ -145,6 +145,8 @@ def test_reward_mode_and_clip(chain_sum_server, scripted_model):
     assert reward_of(episode) == 0.5
     with pytest.raises(ValueError, match="low > high"):
         make_env(chain_sum_server, task={"reward_clip": [1.0, 0.0]})
+    with pytest.raises(ValueError, match="may not set \\['index'\\]"):
+        make_env(chain_sum_server, reset_kwargs={"index": 3})
 
 
 @given(st.lists(st.floats(-10, 10, allow_nan=False), max_size=20))

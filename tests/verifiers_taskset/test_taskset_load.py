@@ -104,3 +104,11 @@ def test_verifiers_discovers_taskset_env_and_harness():
 def test_samplers_import_without_verifiers():
     code = "import sys, openenv_prime.samplers; assert 'verifiers' not in sys.modules, 'verifiers imported'"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_unknown_environment_name_is_refused(chain_sum_server):
+    from openenv_prime.client.errors import UnknownEnvironmentError
+
+    with pytest.raises(UnknownEnvironmentError) as caught:
+        _load(chain_sum_server, env_name="chain_sums")
+    assert "chain_sums" in str(caught.value)
