@@ -29,7 +29,9 @@ def family_of(spec: Mapping[str, Any], family_field: str | None) -> str | None:
 
 
 def task_key(env_name: str, split: str, ident: str) -> str:
-    return f"{env_name}/{split}/{ident}"
+    """`env/split/id`; an id that already starts with `env/split/` (chain_sum's do) is not prefixed twice."""
+    prefix = f"{env_name}/{split}/"
+    return ident if ident.startswith(prefix) else prefix + ident
 
 
 def check_unique(keys: Iterable[str]) -> None:

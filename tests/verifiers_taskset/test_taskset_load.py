@@ -34,7 +34,7 @@ def test_loads_every_test_task_with_durable_keys_and_families(chain_sum_server, 
         data = task.data
         assert (data.env_name, data.split, data.index) == ("chain_sum", "test", position)
         assert data.id == data.spec["id"]
-        assert task.key == f"chain_sum/test/{data.spec['id']}"
+        assert task.key == data.spec['id'] and data.spec['id'].startswith('chain_sum/test/')
         assert data.family == str(data.spec["tier"])
         assert data.prompt is None and "answer" in data.system_prompt
     assert {task.data.family for task in chain_sum_tasks} == {"0", "1", "2", "3", "4"}
@@ -112,3 +112,11 @@ def test_unknown_environment_name_is_refused(chain_sum_server):
     with pytest.raises(UnknownEnvironmentError) as caught:
         _load(chain_sum_server, env_name="chain_sums")
     assert "chain_sums" in str(caught.value)
+
+
+def test_task_key_is_env_split_id_without_doubling_a_prefixed_id():
+    from openenv_prime.verifiers_taskset.keys import task_key
+
+    assert task_key("guess", "test", "guess-1") == "guess/test/guess-1"
+    assert task_key("chain_sum", "test", "chain_sum/test/t0/1") == "chain_sum/test/t0/1"
+    assert task_key("chain_sum", "train", "chain_sum/test/t0/1") == "chain_sum/train/chain_sum/test/t0/1"
