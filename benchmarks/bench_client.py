@@ -66,7 +66,7 @@ def bench_episodes(base_url: str, levels: list[int], rounds: int, episodes: int)
         for _ in range(rounds):
             bare.append(asyncio.run(_rate(_bare_episode, ws_url, concurrency, count)))
             ours.append(asyncio.run(_rate(_session_episode, base_url, concurrency, count)))
-        (bare_rate, bare_cpu), (our_rate, our_cpu) = max(bare), max(ours)
+        (bare_rate, _), (our_rate, _) = max(bare), max(ours)
         table.add_row(
             str(concurrency), str(count), f"{bare_rate:,.0f}", f"{our_rate:,.0f}", f"{our_rate / bare_rate:.2f}x", ">= 0.80x",
             f"{min(c for _, c in bare):.2f}", f"{min(c for _, c in ours):.2f}",

@@ -179,7 +179,7 @@ def compare(args) -> None:
             print(f"{sampler}: {args.steps} steps in {time.perf_counter() - t:.0f} s -> {run}", flush=True)
             runs.append(run)
     png = plot_runs(runs, out / "curriculum_vs_uniform.png")
-    print(f"\n| run | eval step | episodes | tokens | accuracy per tier | overall |")
+    print("\n| run | eval step | episodes | tokens | accuracy per tier | overall |")
     print("|---|---|---|---|---|---|")
     for run in runs:
         for line in (run / "log.jsonl").read_text().splitlines():

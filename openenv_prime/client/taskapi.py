@@ -307,6 +307,13 @@ class TaskAPIClient:
     def schema(self) -> dict:
         return self._run(self._core.schema())
 
+    def action_schema(self) -> dict | None:
+        """The JSON schema of the environment's action, or None when the server has no ``/schema``."""
+        try:
+            return self.schema().get("action")
+        except RouteNotSupportedError:
+            return None
+
     def close(self) -> None:
         self._http.close()
 
@@ -384,6 +391,13 @@ class AsyncTaskAPIClient:
 
     async def schema(self) -> dict:
         return await self._run(self._core.schema())
+
+    async def action_schema(self) -> dict | None:
+        """The JSON schema of the environment's action, or None when the server has no ``/schema``."""
+        try:
+            return (await self.schema()).get("action")
+        except RouteNotSupportedError:
+            return None
 
     async def close(self) -> None:
         await self._http.aclose()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
 

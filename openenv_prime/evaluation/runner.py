@@ -22,7 +22,6 @@ from openenv_prime.client.errors import (
     CapacityError,
     ConnectionDroppedError,
     InvalidRequestError,
-    RouteNotSupportedError,
     ServerError,
 )
 from openenv_prime.client.render import observation_to_text, reply_to_action
@@ -112,10 +111,7 @@ async def _open_slots(config: EvalConfig, wanted: int) -> list[EpisodeSession]:
 def _load_tasks(config: EvalConfig) -> tuple[str, list[Task], dict[str, Any] | None]:
     with TaskAPIClient(config.base_url, env_name=config.env_name, timeout=config.timeout) as api:
         all_tasks = load_sampler_tasks(api, config.split, family_field=config.family_field)
-        try:
-            action_schema = api.schema().get("action")
-        except RouteNotSupportedError:
-            action_schema = None
+        action_schema = api.action_schema()
         if action_schema is None and config.action_field is None:
             raise ValueError(
                 f"the server at {config.base_url} publishes no action schema, so the reply's action field is unknown; "

@@ -96,7 +96,6 @@ class _Trainer:
 
     async def _setup(self) -> None:
         from openenv_prime.client import TaskAPIClient
-        from openenv_prime.client.errors import RouteNotSupportedError
         from openenv_prime.client.tasks import load_sampler_tasks
         from openenv_prime.mlx_trainer.rollouts import EpisodeRunner, Renderer
         from openenv_prime.samplers import make_sampler
@@ -105,10 +104,7 @@ class _Trainer:
         await self.mlx.run(self._load_model)
         with TaskAPIClient(self.base_url, env_name=env.env_name, timeout=env.timeout) as api:
             tasks = load_sampler_tasks(api, env.train_split, family_field=env.family_field)
-            try:
-                action_schema = api.schema().get("action")
-            except RouteNotSupportedError:
-                action_schema = None
+            action_schema = api.action_schema()
             self.env_name = api.env_name
         if not tasks:
             raise TrainingError(f"environment.train_split {env.train_split!r} has no tasks at {self.base_url}")

@@ -175,6 +175,20 @@ def test_501_fallbacks_use_per_index_task_and_len_of_tasks(chain_sum_server):
         assert _run(async_case()) == expected
 
 
+def test_action_schema_is_the_schemas_action_or_none_without_a_schema_route(chain_sum_server):
+    with TaskAPIClient(chain_sum_server) as api:
+        schema = api.action_schema()
+        assert schema == api.schema()["action"] and "answer" in schema["properties"]
+    with TaskAPIProxy(chain_sum_server, unsupported={"schema"}) as proxy, TaskAPIClient(proxy.url) as api:
+        assert api.action_schema() is None
+
+        async def async_case():
+            async with AsyncTaskAPIClient(proxy.url) as async_api:
+                return await async_api.action_schema()
+
+        assert _run(async_case()) is None
+
+
 def test_server_without_task_api_says_so(chain_sum_server):
     with TaskAPIProxy(chain_sum_server, missing=True) as proxy, TaskAPIClient(proxy.url) as api:
         with pytest.raises(RouteNotSupportedError, match="openenv >= 0.4.1"):
