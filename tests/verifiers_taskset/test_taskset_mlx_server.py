@@ -6,23 +6,14 @@ environment's verdict on what the model said."""
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
-import time
 
-import httpx
 import pytest
 
+from tests.support.processes import free_port, serving
 from tests.verifiers_taskset.test_taskset_cli_and_env_server import read_traces, vf_eval
 
 pytestmark = pytest.mark.slow
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture
@@ -30,35 +21,13 @@ def mlx_server(tmp_path):
     from openenv_prime.mlx_trainer.models import build_tiny_model
 
     model = build_tiny_model(tmp_path / "tiny")
-    port = _free_port()
-    log = (tmp_path / "mlx_server.log").open("w")
+    port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mlx_lm", "server", "--model", str(model), "--port", str(port),
-         "--max-tokens", "6", "--temp", "0.0"],
-        stdout=log, stderr=subprocess.STDOUT, env=env,
-    )
+    argv = [sys.executable, "-m", "mlx_lm", "server", "--model", str(model), "--port", str(port),
+            "--max-tokens", "6", "--temp", "0.0"]
     url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"mlx_lm.server did not come up: {(tmp_path / 'mlx_server.log').read_text()[-2000:]}")
-            time.sleep(0.5)
+    with serving(argv, f"{url}/models", tmp_path / "mlx_server.log", timeout=120, env=env):
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=20)
-        log.close()
 
 
 def test_vf_eval_with_mlx_lm_server_writes_traces(chain_sum_server, mlx_server, tmp_path):

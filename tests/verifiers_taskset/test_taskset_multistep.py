@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
+from tests.support.processes import free_port, serving
 from tests.support.scripted_openai import ScriptedOpenAIServer, fixed
 from tests.verifiers_taskset.helpers import make_env, run_episodes
 
@@ -22,33 +19,11 @@ SERVER = Path(__file__).with_name("guess_server.py")
 
 @pytest.fixture(scope="module")
 def guess_server(tmp_path_factory):
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    log_path = tmp_path_factory.mktemp("guess") / "server.log"
-    log = log_path.open("w")  # a file, not a pipe: a full pipe would block the server
-    process = subprocess.Popen([sys.executable, str(SERVER), str(port), "16"], stdout=log, stderr=subprocess.STDOUT)
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"guess server did not start: {log_path.read_text()[-2000:]}")
-            time.sleep(0.3)
+    log_path = tmp_path_factory.mktemp("guess") / "server.log"
+    with serving([sys.executable, str(SERVER), str(port), "16"], f"{url}/health", log_path, timeout=90):
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=20)
-        log.close()
 
 
 def counting(request):

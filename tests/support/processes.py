@@ -1,0 +1,47 @@
+"""Run a test server in a subprocess: wait until it answers, always stop it."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serving(argv: list[str], ready_url: str, log_path: Path, *, timeout: float, env: dict | None = None) -> Iterator[subprocess.Popen]:
+    """Start ``argv``, wait until ``GET ready_url`` answers 200, yield the process, then stop it.
+
+    Output goes to ``log_path``, not a pipe (a full pipe would block the server); its tail is in the error
+    when the server exits or stays silent past ``timeout``."""
+    with log_path.open("w") as log:
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    if httpx.get(ready_url, timeout=2).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"{argv[:3]} did not come up at {ready_url}: {log_path.read_text()[-2000:]}")
+                time.sleep(0.3)
+            yield process
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=20)
