@@ -82,16 +82,15 @@ class _Trainer:
 
     # ---- setup ------------------------------------------------------------------------------------
     def _load_model(self) -> None:
-        import mlx.optimizers as optim
-        from mlx_lm import load
-
+        from openenv_prime.mlx_trainer.grpo import make_optimizer
         from openenv_prime.mlx_trainer.lora import apply_lora
-        from openenv_prime.mlx_trainer.models import resolve_model
+        from openenv_prime.mlx_trainer.models import load_base
 
         seed_step(self.cfg.seed, 0)
-        self.model, self.tokenizer = load(str(resolve_model(self.cfg.model.path)))
+        m = self.cfg.model
+        self.model, self.tokenizer = load_base(m.path, m.quantize_bits, m.quantize_group_size)
         apply_lora(self.model, self.cfg.lora)
-        self.optimizer = optim.Adam(learning_rate=self.cfg.grpo.learning_rate)
+        self.optimizer = make_optimizer(self.cfg.grpo, self.cfg.steps)
         self.optimizer.init(self.model.trainable_parameters())
 
     async def _setup(self) -> None:
@@ -214,7 +213,7 @@ class _Trainer:
         for task, group in zip(tasks, groups):
             rewards = [r.reward for r in group]
             self.sampler.update(task.key, rewards, costs=[len(r.completion.tokens) for r in group])
-            adv = group_advantages(rewards, cfg.signal_tolerance)
+            adv = group_advantages(rewards, cfg.signal_tolerance, scale=cfg.loss != "dr_grpo")
             if adv is None:
                 continue  # no signal: reported to the sampler above, left out of the loss
             with_signal += 1
