@@ -88,7 +88,8 @@ def bench_generation(model, tokenizer, prompts, max_tokens: int, repeats: int) -
 
 
 def run_training(model: str, url: str, steps: int, out: Path, sampler: str = "curriculum", evals: bool = False,
-                 seed: int = 0, family_field: str = "tier", every: int = 4, per_family: int = 4) -> Path:
+                 seed: int = 0, family_field: str = "tier", every: int = 4, per_family: int = 4,
+                 resume: bool = False, max_new_tokens: int | None = None) -> Path:
     from openenv_prime.mlx_trainer.config import config_from_dict, load_config
     from openenv_prime.mlx_trainer.loop import train
 
@@ -101,11 +102,11 @@ def run_training(model: str, url: str, steps: int, out: Path, sampler: str = "cu
     data["environment"]["family_field"] = family_field
     data.update(seed=seed, steps=steps, plot=False)
     data["model"]["path"] = model
-    data["grpo"].update(tasks_per_step=tasks, group_size=group, max_new_tokens=new)
+    data["grpo"].update(tasks_per_step=tasks, group_size=group, max_new_tokens=max_new_tokens or new)
     data["sampler"] = {"name": sampler, "kwargs": {}}
     data["environment"]["base_url"] = url
-    data["eval"].update(enabled=evals, every=every, tasks_per_family=per_family)
-    train(config_from_dict(data), out, progress=False)
+    data["eval"].update(enabled=evals, every=every, tasks_per_family=per_family, max_new_tokens=max_new_tokens or new)
+    train(config_from_dict(data), out, resume=resume, progress=False)
     return out
 
 
@@ -170,29 +171,87 @@ def speed(args) -> None:
 
 
 def compare(args) -> None:
+    """Curriculum vs uniform for each seed, one after the other (a killed compare resumes where it
+    stopped: finished runs are skipped, a started one continues from its checkpoint), then the report."""
     from openenv_prime.envs.launch import local_server
-    from openenv_prime.mlx_trainer.plot import plot_runs
+    from openenv_prime.mlx_trainer.checkpoint import latest_checkpoint
 
     out = Path(args.out)
-    runs = []
-    with local_server("chain-sum", tiers=5, max_sessions=64) as url:
-        for sampler in ("curriculum", "uniform"):
-            run = out / sampler
-            t = time.perf_counter()
-            run_training("smollm2-135m", url, args.steps, run, sampler=sampler, evals=True, seed=args.seed,
-                         every=args.eval_every, per_family=args.eval_tasks)
-            print(f"{sampler}: {args.steps} steps in {time.perf_counter() - t:.0f} s -> {run}", flush=True)
-            runs.append(run)
-    png = plot_runs(runs, out / "curriculum_vs_uniform.png")
-    print("\n| run | eval step | episodes | tokens | accuracy per tier | overall |")
-    print("|---|---|---|---|---|---|")
+    if not args.report_only:
+        with local_server("chain-sum", tiers=args.tiers, max_sessions=64) as url:
+            for seed in args.seeds:
+                for sampler in args.samplers:
+                    run = out / f"seed{seed}" / sampler
+                    if _finished(run):
+                        continue
+                    t = time.perf_counter()
+                    run_training("smollm2-135m", url, args.steps, run, sampler=sampler, evals=True, seed=seed,
+                                 every=args.eval_every, per_family=args.eval_tasks,
+                                 resume=latest_checkpoint(run) is not None, max_new_tokens=args.max_tokens)
+                    print(f"seed {seed} {sampler}: {args.steps} steps in {time.perf_counter() - t:.0f} s -> {run}",
+                          flush=True)
+    compare_report(out)
+
+
+def _finished(run: Path) -> bool:
+    from openenv_prime.mlx_trainer.checkpoint import latest_checkpoint
+
+    last = latest_checkpoint(run)
+    return last is not None and json.loads((last / "state.json").read_text()).get("finished", False)
+
+
+def _records(run: Path) -> tuple[list[dict], list[dict]]:
+    lines = [json.loads(l) for l in (run / "log.jsonl").read_text().splitlines() if l.strip()]
+    return [l for l in lines if l["type"] == "step"], [l for l in lines if l["type"] == "eval"]
+
+
+def compare_report(out: Path) -> None:
+    """Per seed and median: sampled reward by quarter of the run, groups with signal, greedy eval
+    accuracy per family at the last eval; plus the overlaid plot."""
+    from openenv_prime.mlx_trainer.plot import plot_compare
+
+    runs = sorted(p for p in out.glob("seed*/*") if (p / "log.jsonl").is_file())
+    if not runs:
+        raise SystemExit(f"{out}: no runs yet")
+    rows: dict[str, list[dict]] = {}
     for run in runs:
-        for line in (run / "log.jsonl").read_text().splitlines():
-            e = json.loads(line)
-            if e["type"] == "eval":
-                acc = " ".join(f"{k}:{v:.2f}" for k, v in e["accuracy"].items())
-                print(f"| {run.name} | {e['step']} | {e['episodes']} | {e['tokens']} | {acc} | {e['overall']:.3f} |")
-    print(f"\nplot: {png}")
+        steps, evals = _records(run)
+        if not steps:
+            continue
+        n = len(steps)
+        quarters = [steps[i * n // 4:(i + 1) * n // 4] for i in range(4)]
+        rows.setdefault(run.name, []).append({
+            "seed": run.parent.name, "steps": n, "done": _finished(run),
+            "quarters": [statistics.mean(s["reward"] for s in q) if q else float("nan") for q in quarters],
+            "mean": statistics.mean(s["reward"] for s in steps),
+            "signal": (sum(s["groups_with_signal"] for s in steps), sum(s["groups"] for s in steps)),
+            "eval_step": evals[-1]["step"] if evals else None,
+            "accuracy": evals[-1]["accuracy"] if evals else {},
+            "first_accuracy": evals[0]["accuracy"] if evals else {},
+        })
+    families = sorted({f for rs in rows.values() for r in rs for f in r["accuracy"]}, key=lambda f: (len(f), f))
+    print(f"\n| sampler | seed | steps | sampled reward by quarter | groups with signal | greedy eval accuracy per family "
+          f"({', '.join(families)}) at step 0 -> last eval |")
+    print("|---|---|---|---|---|---|")
+    for sampler, rs in sorted(rows.items()):
+        for r in rs:
+            q = " / ".join(f"{x:.2f}" for x in r["quarters"])
+            acc = " ".join(f"{r['first_accuracy'].get(f, 0):.2f}->{r['accuracy'].get(f, 0):.2f}" for f in families)
+            part = "" if r["done"] else " (unfinished)"
+            print(f"| {sampler} | {r['seed']} | {r['steps']}{part} | {q} | {r['signal'][0]} of {r['signal'][1]} | "
+                  f"{acc} (eval at step {r['eval_step']}) |")
+        med_q = " / ".join(f"{statistics.median(r['quarters'][i] for r in rs):.2f}" for i in range(4))
+        med_sig = statistics.median(r["signal"][0] for r in rs)
+        med_acc = " ".join(f"{statistics.median(r['accuracy'].get(f, 0) for r in rs):.2f}" for f in families)
+        print(f"| **{sampler} median** | {len(rs)} seeds | | {med_q} | {med_sig:.0f} | {med_acc} |")
+    if set(rows) >= {"curriculum", "uniform"}:
+        by_seed = {r["seed"]: r for r in rows["uniform"]}
+        ahead = [r["seed"] for r in rows["curriculum"] if r["seed"] in by_seed
+                 and r["mean"] > by_seed[r["seed"]]["mean"]]
+        paired = sum(1 for r in rows["curriculum"] if r["seed"] in by_seed)
+        print(f"\ncurriculum ahead of uniform in mean sampled reward on {len(ahead)} of {paired} seeds")
+    png = plot_compare(runs, out / "curriculum_vs_uniform.png")
+    print(f"plot: {png}")
 
 
 PEER = "mlx-lm-lora==5.10.2"
@@ -368,11 +427,16 @@ def main() -> int:
     p.add_argument("--steps", type=int, default=4)
     p.set_defaults(func=speed)
     c = sub.add_parser("compare")
-    c.add_argument("--steps", type=int, default=12)
-    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--steps", type=int, default=48)
+    c.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    c.add_argument("--tiers", type=int, default=5)
+    c.add_argument("--max-tokens", type=int, default=16)
     c.add_argument("--out", default="runs/compare")
-    c.add_argument("--eval-every", type=int, default=4)
-    c.add_argument("--eval-tasks", type=int, default=4, help="test tasks per tier at each eval")
+    c.add_argument("--eval-every", type=int, default=16)
+    c.add_argument("--eval-tasks", type=int, default=8, help="test tasks per tier at each eval")
+    c.add_argument("--samplers", nargs="+", default=["curriculum", "uniform"], choices=["curriculum", "uniform"],
+                   help="run only these (two processes, one per sampler, share a machine's cores)")
+    c.add_argument("--report-only", action="store_true", help="only print the table and plot of the runs in --out")
     c.set_defaults(func=compare)
     v = sub.add_parser("vs-mlx-lm-lora", help="side by side with mlx-lm-lora's GRPO on the same batch")
     v.add_argument("--tasks", type=int, default=4)
