@@ -21,6 +21,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar (logs still go to RUN_DIR/log.jsonl)")
     p.set_defaults(func=_train)
     _register_plot(subparsers)
+    from openenv_prime.mlx_trainer.export import register as register_export
+
+    register_export(subparsers)
 
 
 def _train(args: argparse.Namespace) -> int:

@@ -175,7 +175,7 @@ def make_optimizer(cfg: GRPOConfig, steps: int) -> optim.Optimizer:
     updates = max(1, steps * cfg.updates_per_step)
     lr = cfg.learning_rate
     warmup = min(cfg.warmup_steps, updates)
-    rest = max(1, updates - warmup)
+    rest = max(1, updates - warmup - 1)  # the last update runs at the schedule's end value
     if cfg.lr_schedule == "cosine":
         main = optim.cosine_decay(lr, rest, lr * cfg.min_lr_ratio)
     elif cfg.lr_schedule == "linear":
