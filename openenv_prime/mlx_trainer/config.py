@@ -92,6 +92,9 @@ class EnvironmentConfig(_Section):
     base_url: str = ""
     embedded: Literal["chain-sum"] = "chain-sum"
     tiers: int = Field(5, ge=1)
+    # Embedded chain_sum's tier ladder: "lockstep" (tier t = t+2 terms of t+1 digits) or "interleaved"
+    # (terms and digits grow in turn: 2x1, 3x1, 3x2, 4x2, ...: a gentler ramp).
+    schedule: Literal["lockstep", "interleaved"] = "lockstep"
     # Concurrent /ws sessions the trainer opens (and, embedded, the server allows).
     max_sessions: int = Field(64, ge=1)
     env_name: str | None = None

@@ -66,7 +66,7 @@ def _environment(config: TrainConfig) -> Iterator[str]:
         return
     from openenv_prime.envs.launch import local_server
 
-    with local_server(env.embedded, tiers=env.tiers, max_sessions=env.max_sessions) as url:
+    with local_server(env.embedded, tiers=env.tiers, max_sessions=env.max_sessions, schedule=env.schedule) as url:
         yield url
 
 
@@ -296,9 +296,11 @@ class _Trainer:
             f.flush()
 
     def _plot(self) -> None:
-        from openenv_prime.mlx_trainer.plot import plot_runs
+        from openenv_prime.mlx_trainer.plot import plot_runs, plot_sampler_panel
 
-        plot_runs([self.run_dir], self.run_dir / "plots" / "accuracy.png")
+        if self.state.evals:
+            plot_runs([self.run_dir], self.run_dir / "plots" / "accuracy.png")
+        plot_sampler_panel(self.run_dir, self.run_dir / "plots" / "curriculum.png")
 
 
 @contextmanager

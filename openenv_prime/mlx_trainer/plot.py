@@ -196,10 +196,8 @@ def load_steps(run_dir: Path, name: str | None = None) -> RunSteps:
             if key in metrics:
                 n = int(round(metrics[key] - previous.get(key, 0.0)))
                 previous[key] = metrics[key]
-            else:
-                n = 0 if f not in r.get("family_reward", {}) else None
-            if n is None:  # no sampler counts logged: each family in the step's rewards counts one group
-                n = int(r.get("groups", 1) and round(r.get("episodes_in_step", 0))) or 1
+            else:  # no per-key count logged (a sampler without them): the family was drawn or not
+                n = 1 if f in r.get("family_reward", {}) else 0
             out.draws[f].append(n)
             if f in r.get("family_reward", {}) and n:
                 sums[f] += r["family_reward"][f] * n
