@@ -418,6 +418,52 @@ def vs_mlx_lm_lora(args) -> None:
     print(f"| **ratio ours / mlx-lm-lora** | {o[0] / p[0]:.2f}x | {o[1] / p[1]:.2f}x | {o[2] / p[2]:.2f}x | **{o[3] / p[3]:.2f}x** |")
 
 
+def quantized(args) -> None:
+    """f32 against mlx's own 8- and 4-bit quantization of SmolLM2 (QLoRA base), same LoRA and batch:
+    generation tok/s and training seconds, interleaved rounds in one process."""
+    import mlx.core as mx
+    import mlx.optimizers as optim
+
+    from openenv_prime.mlx_trainer.blas import detect_blas
+    from openenv_prime.mlx_trainer.config import GRPOConfig, LoRAConfig
+    from openenv_prime.mlx_trainer.generation import generate
+    from openenv_prime.mlx_trainer.grpo import make_batch, train_on_batch
+    from openenv_prime.mlx_trainer.lora import apply_lora
+    from openenv_prime.mlx_trainer.models import load_base
+
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = peer_batch(Path(tmp), args.tasks, args.group, args.max_tokens, 0)
+    expanded = [p for p in spec["prompts"] for _ in range(spec["group"])]
+    batch = make_batch(list(zip(expanded, spec["completions"])), spec["advantages"], spec["pad"])
+    cfg = GRPOConfig(group_size=args.group, max_new_tokens=args.max_tokens)
+    models = {}
+    for bits in (0, 8, 4):
+        mx.random.seed(0)
+        model, tok = load_base(spec["model"], bits, 64)
+        apply_lora(model, LoRAConfig(layers=8))
+        models[bits] = (model, tok, optim.Adam(learning_rate=2e-5))
+        generate(model, tok, expanded[:2], max_tokens=2, temperature=1.0)  # warm-up
+    times: dict[int, list[tuple[float, float]]] = {b: [] for b in models}
+    for r in range(args.rounds):
+        for bits, (model, tok, opt) in models.items():
+            mx.random.seed(r)
+            t = time.perf_counter()
+            n = sum(len(c.tokens) for c in generate(model, tok, expanded, max_tokens=args.max_tokens, temperature=1.0))
+            gen = n / (time.perf_counter() - t)
+            t = time.perf_counter()
+            train_on_batch(model, opt, batch, cfg)
+            times[bits].append((gen, time.perf_counter() - t))
+    print(f"\nSmolLM2-135M base precision on CPU ({detect_blas().kind}, {os.cpu_count()} CPUs, load "
+          f"{os.getloadavg()[0]:.1f}): {len(expanded)} sequences, {args.max_tokens} new tokens, LoRA rank 8 on the last "
+          f"8 blocks, median of {args.rounds} interleaved rounds\n")
+    print("| base | generation tok/s | training s | vs f32 (gen / train) |")
+    print("|---|---|---|---|")
+    base = [statistics.median(x[i] for x in times[0]) for i in (0, 1)]
+    for bits, label in ((0, "float32"), (8, "8-bit (group 64)"), (4, "4-bit (group 64)")):
+        g, t = (statistics.median(x[i] for x in times[bits]) for i in (0, 1))
+        print(f"| {label} | {g:.1f} | {t:.2f} | {g / base[0]:.2f}x / {t / base[1]:.2f}x |")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -446,6 +492,12 @@ def main() -> int:
     v.add_argument("--repeats", type=int, default=2, help="timed generation + training steps per run")
     v.add_argument("--seed", type=int, default=0)
     v.set_defaults(func=vs_mlx_lm_lora)
+    q = sub.add_parser("quantized", help="f32 vs 8-bit vs 4-bit SmolLM2 base: generation and training speed")
+    q.add_argument("--tasks", type=int, default=4)
+    q.add_argument("--group", type=int, default=4)
+    q.add_argument("--max-tokens", type=int, default=16)
+    q.add_argument("--rounds", type=int, default=2)
+    q.set_defaults(func=quantized)
     w = sub.add_parser("_side")  # internal: one timed run inside a trainer's venv
     w.add_argument("--side", choices=("ours", "peer"), required=True)
     w.add_argument("--batch", required=True)

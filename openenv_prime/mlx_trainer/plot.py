@@ -236,8 +236,10 @@ def build_sampler_figure(steps: RunSteps, evals: RunCurves | None):
     x = steps.steps
     totals = [sum(steps.draws[f][i] for f in families) or 1 for i in range(len(x))]
     shares = [[steps.draws[f][i] / totals[i] for i in range(len(x))] for f in families]
-    draws_ax.stackplot(x, shares, colors=[colours[f] for f in families], labels=[f"family {f}" for f in families],
-                       step="mid", alpha=0.85)
+    bottom = [0.0] * len(x)
+    for f, share in zip(families, shares):
+        draws_ax.bar(x, share, bottom=bottom, width=0.9, color=colours[f], label=f"family {f}")
+        bottom = [b + v for b, v in zip(bottom, share)]
     draws_ax.set_ylim(0, 1)
     draws_ax.set_ylabel("share of the step's episodes")
     draws_ax.set_title("where the sampler put its draws")
