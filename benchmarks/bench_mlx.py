@@ -225,25 +225,27 @@ def compare_report(out: Path) -> None:
             "quarters": [statistics.mean(s["reward"] for s in q) if q else float("nan") for q in quarters],
             "mean": statistics.mean(s["reward"] for s in steps),
             "signal": (sum(s["groups_with_signal"] for s in steps), sum(s["groups"] for s in steps)),
+            "share0": steps[-1]["sampler"].get("key/0/draw_share", float("nan")),
             "eval_step": evals[-1]["step"] if evals else None,
             "accuracy": evals[-1]["accuracy"] if evals else {},
             "first_accuracy": evals[0]["accuracy"] if evals else {},
         })
     families = sorted({f for rs in rows.values() for r in rs for f in r["accuracy"]}, key=lambda f: (len(f), f))
-    print(f"\n| sampler | seed | steps | sampled reward by quarter | groups with signal | greedy eval accuracy per family "
-          f"({', '.join(families)}) at step 0 -> last eval |")
-    print("|---|---|---|---|---|---|")
+    print(f"\n| sampler | seed | steps | sampled reward by quarter | groups with signal | family 0 share of draws | "
+          f"greedy eval accuracy per family ({', '.join(families)}) at step 0 -> last eval |")
+    print("|---|---|---|---|---|---|---|")
     for sampler, rs in sorted(rows.items()):
         for r in rs:
             q = " / ".join(f"{x:.2f}" for x in r["quarters"])
             acc = " ".join(f"{r['first_accuracy'].get(f, 0):.2f}->{r['accuracy'].get(f, 0):.2f}" for f in families)
             part = "" if r["done"] else " (unfinished)"
             print(f"| {sampler} | {r['seed']} | {r['steps']}{part} | {q} | {r['signal'][0]} of {r['signal'][1]} | "
-                  f"{acc} (eval at step {r['eval_step']}) |")
+                  f"{r['share0']:.0%} | {acc} (eval at step {r['eval_step']}) |")
         med_q = " / ".join(f"{statistics.median(r['quarters'][i] for r in rs):.2f}" for i in range(4))
         med_sig = statistics.median(r["signal"][0] for r in rs)
         med_acc = " ".join(f"{statistics.median(r['accuracy'].get(f, 0) for r in rs):.2f}" for f in families)
-        print(f"| **{sampler} median** | {len(rs)} seeds | | {med_q} | {med_sig:.0f} | {med_acc} |")
+        med_share = statistics.median(r["share0"] for r in rs)
+        print(f"| **{sampler} median** | {len(rs)} seeds | | {med_q} | {med_sig:.0f} | {med_share:.0%} | {med_acc} |")
     if set(rows) >= {"curriculum", "uniform"}:
         by_seed = {r["seed"]: r for r in rows["uniform"]}
         ahead = [r["seed"] for r in rows["curriculum"] if r["seed"] in by_seed
