@@ -455,6 +455,8 @@ def quantized(args) -> None:
             t = time.perf_counter()
             train_on_batch(model, opt, batch, cfg)
             times[bits].append((gen, time.perf_counter() - t))
+            print(f"round {r + 1}, {bits or 32} bits: generation {gen:.1f} tok/s, training {times[bits][-1][1]:.2f} s",
+                  file=sys.stderr, flush=True)
     print(f"\nSmolLM2-135M base precision on CPU ({detect_blas().kind}, {os.cpu_count()} CPUs, load "
           f"{os.getloadavg()[0]:.1f}): {len(expanded)} sequences, {args.max_tokens} new tokens, LoRA rank 8 on the last "
           f"8 blocks, median of {args.rounds} interleaved rounds\n")

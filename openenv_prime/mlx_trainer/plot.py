@@ -369,6 +369,9 @@ def plot_compare(run_dirs: list[Path], out: Path) -> Path:
     reward_ax.set_ylabel("sampled reward (mean of last 4 steps)")
     signal_ax.set_ylabel("groups with signal (cumulative)")
     eval_ax.set_ylabel("greedy eval accuracy, all families")
+    eval_ax.set_ylim(bottom=0)
+    for ax in (reward_ax, share_ax):
+        ax.set_ylim(-0.02, 1.02 if ax is share_ax else None)
     share_ax.set_ylabel(f"share of draws on family {first} (mean of last 4 steps)")
     for ax in (reward_ax, signal_ax, eval_ax, share_ax):
         ax.grid(alpha=0.3)
