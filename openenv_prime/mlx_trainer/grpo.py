@@ -85,14 +85,19 @@ def _span(mask: mx.array) -> tuple[int, int]:
     return first, max(last, first + 1)
 
 
+# mlx_lm architectures whose Model.__call__ is exactly trunk -> lm_head (or the tied embedding); others
+# (logit soft-capping, scaling) take the full forward pass and are sliced afterwards.
+_PLAIN_HEAD = frozenset({"llama", "mistral", "qwen2", "qwen3", "smollm3", "phi3"})
+
+
 def _logits(model: nn.Module, inputs: mx.array, start: int) -> mx.array:
-    """Logits for positions ``start:`` only; the hidden states of earlier positions never meet the
-    vocabulary projection (mlx_lm models keep the trunk in ``.model`` and the head in ``lm_head``
-    or the tied embedding; anything else falls back to full logits, sliced)."""
+    """Logits for positions ``start:`` only; for plain architectures the hidden states of earlier
+    positions never meet the vocabulary projection."""
     trunk = getattr(model, "model", None)
     head = getattr(model, "lm_head", None)
     tied = getattr(getattr(model, "args", None), "tie_word_embeddings", False)
-    if trunk is not None and callable(trunk) and (head is not None or tied):
+    plain = getattr(model, "model_type", None) in _PLAIN_HEAD
+    if plain and trunk is not None and callable(trunk) and (head is not None or tied):
         try:
             hidden = trunk(inputs)[:, start:]
         except TypeError:
