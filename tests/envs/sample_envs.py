@@ -96,3 +96,17 @@ class SecretToolsEnvironment(MCPEnvironment):
     @property
     def state(self) -> State:
         return self._state
+
+
+def guess_tasks() -> list[dict[str, Any]]:
+    """A task list for GuessEnvironment, as a callable returns it (the JSONL line format)."""
+    return [
+        {"split": split, "id": f"{split}-{i}", "tier": i % 2, "reset": {"seed": 10 * i + (split == "test"), "level": i % 2}}
+        for split in ("train", "test")
+        for i in range(4)
+    ]
+
+
+def secret_tasks() -> list[dict[str, Any]]:
+    """A task list for SecretToolsEnvironment: `bonus` reaches its reset through **kwargs."""
+    return [{"split": "test", "id": f"s{i}", "tier": i, "reset": {"seed": 100 + i, "bonus": i}} for i in range(3)]
