@@ -146,11 +146,20 @@ class ActionFormat:
         return decoded
 
     def _validate(self, action: dict) -> None:
-        if self.schema is None:
+        if self.schema is None or self._trivially_valid:
             return
         errors = js.validation_errors(action, self._checker)
         if errors:
             raise invalid("the reply does not fit the action schema", errors)
+
+    @cached_property
+    def _trivially_valid(self) -> bool:
+        """A bare reply into an unconstrained free-text field, the only required one, always fits: skip the check
+        (it would cost more than the rest of turning the reply into an action)."""
+        if self.field is None or set(self.required) - {self.field}:
+            return False
+        spec = js.resolve(self.fields[self.field], self.schema or {})
+        return js.is_text(spec, self.schema or {}) and set(spec) <= {"type", "title", "description", "default"}
 
     @cached_property
     def _checker(self):
