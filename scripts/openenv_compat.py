@@ -145,6 +145,8 @@ def reasoning_gym_player(request: dict[str, Any]) -> str:
     """Any text is a legal answer; arithmetic questions get the right one."""
     question = user_texts(request)[0]
     for candidate in re.findall(r"[-+*/().\d\s]{3,}", question.replace("×", "*").replace("÷", "/")):
+        if not re.search(r"\d\s*[-+*/]\s*[-(]?\s*\d", candidate):
+            continue
         try:
             value = _evaluate(ast.parse(candidate.strip().rstrip("="), mode="eval"))
         except (SyntaxError, ValueError, ZeroDivisionError):
