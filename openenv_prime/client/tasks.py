@@ -71,15 +71,8 @@ class TaskAPISource(TaskSource):
         self._owns_client = owns_client
 
     def splits(self) -> list[str]:
-        try:
-            return [entry["name"] for entry in self.api.splits()]
-        except RouteNotSupportedError as exc:
-            raise RouteNotSupportedError(
-                "the server does not list its splits (its environment has no list_splits)",
-                url=self.where,
-                env_name=self.env_name,
-                hint="name the splits to use (e.g. --split test / --env.taskset.splits '[\"test\"]')",
-            ) from exc
+        """The server's ``/splits`` names (RouteNotSupportedError when the environment has no list_splits)."""
+        return [entry["name"] for entry in self.api.splits()]
 
     def specs(self, split: str) -> list[dict[str, Any]]:
         return self.api.get_task_range(split, page_size=self.page_size)
