@@ -214,7 +214,16 @@ class _TaskAPICore:
         try:
             total = yield from self._num_tasks_route(split)
         except RouteNotSupportedError:
-            listed = yield from self._tasks_unchecked(split)
+            try:
+                listed = yield from self._tasks_unchecked(split)
+            except RouteNotSupportedError:
+                raise RouteNotSupportedError(
+                    f"the server cannot list the tasks of split {split!r}: it has no Task API (num_tasks and tasks answer 501)",
+                    url=self.base_url,
+                    env_name=self.env_name,
+                    hint="pass a task list with the reset arguments of each task (--tasks FILE.jsonl), or serve the "
+                    "environment with `openenv-prime serve MODULE:CLASS --tasks tasks.jsonl`",
+                ) from None
             total = len(listed)
         start, stop, _ = slice(start, stop).indices(total)
         if stop <= start:
