@@ -69,9 +69,8 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                     "rewards": [], "steps": 0, "done": False, "invalid_actions": 0, "step_seconds": [],
                 }
                 trace.info["openenv"] = record
-                opening = await protocol.start(
-                    session, **config.reset_kwargs, split=data.split, index=data.index, episode_id=trace.id
-                )
+                task_reset = data.reset if data.reset is not None else {"split": data.split, "index": data.index}
+                opening = await protocol.start(session, **config.reset_kwargs, **task_reset, episode_id=trace.id)
                 result = opening.result
                 record["done"] = result.done
                 message = opening.text
