@@ -167,13 +167,20 @@ class Case:
     family_field: str = "tier"
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     classes: tuple[str, str] | None = None  # (action, observation) MODULE:CLASS when the class does not name them
+    app: str = ""  # the environment's own FastAPI app (MODULE:ATTRIBUTE), served as is for the task-list path
+    # False where the environment's own server starts one task from different states (chess picks the agent's
+    # colour at random on every reset), which `openenv-prime eval`'s reset check rightly refuses
+    reset_check: bool = True
+
+    def __post_init__(self) -> None:
+        self.app = self.app or self.env_class.split(":")[0].rsplit(".", 1)[0] + ".app:app"
 
 
 def cases() -> list[Case]:
     mid_game = "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4"
     return [
         Case("echo_env", "envs.echo_env.server.echo_environment:EchoEnvironment",
-             [{"split": "test", "id": f"echo-{i}", "tier": 0, "reset": {"seed": i}} for i in range(2)],
+             [{"split": "test", "id": f"echo-{i}", "tier": 0, "reset": {}} for i in range(2)],
              echo_player, max_steps=4),
         Case("grid_world_env", "envs.grid_world_env.server.grid_world_environment:GridWorldEnvironment",
              [{"split": "test", "id": f"grid-{i}", "tier": 0, "reset": {}} for i in range(2)],
@@ -183,13 +190,13 @@ def cases() -> list[Case]:
              connect4_player, max_steps=42,
              classes=("envs.connect4_env.models:Connect4Action", "envs.connect4_env.models:Connect4Observation")),
         Case("maze_env", "envs.maze_env.server.maze_env_environment:MazeEnvironment",
-             [{"split": "test", "id": f"maze-{i}", "tier": 0, "reset": {"seed": i}} for i in range(2)],
+             [{"split": "test", "id": f"maze-{i}", "tier": 0, "reset": {}} for i in range(2)],
              maze_player, max_steps=200),
         Case("chess_env", "envs.chess_env.server.chess_environment:ChessEnvironment",
              [{"split": "test", "id": "start", "tier": 0, "reset": {}},
               {"split": "test", "id": "scholars-mate", "tier": 1, "reset": {"fen": mid_game}}],
              chess_player, max_steps=60, per_family=1,
-             env_kwargs={"opponent": "random", "agent_color": "white"},
+             env_kwargs={"opponent": "random", "agent_color": "white"}, reset_check=False,
              classes=("envs.chess_env.models:ChessAction", "envs.chess_env.models:ChessObservation")),
         Case("reasoning_gym_env", "envs.reasoning_gym_env.server.reasoning_gym_environment:ReasoningGymEnvironment",
              [{"split": "test", "id": f"{name}-{i}", "dataset": name,
@@ -208,21 +215,31 @@ class Row:
     completed: int = 0
     done: int = 0
     invalid: int = 0
+    warnings: int = 0
     mean_reward: float = 0.0
     seconds: float = 0.0
     error: str = ""
 
 
-def _serve(case: Case, checkout: Path, python: str, task_file: Path, log: Path) -> tuple[subprocess.Popen, str]:
+VIA = {"taskapi": "Task API (serve --tasks)", "tasklist": "task list (eval --tasks)"}
+
+
+def _serve(case: Case, via: str, checkout: Path, python: str, task_file: Path, log: Path) -> tuple[subprocess.Popen, str]:
+    """The Task API path serves the class through `openenv-prime serve MODULE:CLASS --tasks`; the task-list path
+    serves the environment's own app, untouched, with uvicorn."""
     port = free_port()
-    command = [python, "-m", "openenv_prime", "serve", case.env_class, "--tasks", str(task_file), "--path", str(checkout),
-               "--port", str(port)]
-    if case.env_kwargs:
-        command += ["--env-kwargs", json.dumps(case.env_kwargs)]
-    if case.classes:
-        command += ["--action", case.classes[0], "--observation", case.classes[1]]
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    process = subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+    if via == "taskapi":
+        command = [python, "-m", "openenv_prime", "serve", case.env_class, "--tasks", str(task_file), "--path",
+                   str(checkout), "--port", str(port)]
+        if case.env_kwargs:
+            command += ["--env-kwargs", json.dumps(case.env_kwargs)]
+        if case.classes:
+            command += ["--action", case.classes[0], "--observation", case.classes[1]]
+        env, cwd = dict(os.environ, PYTHONPATH=str(ROOT)), ROOT
+    else:
+        command = [python, "-m", "uvicorn", case.app, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+        env, cwd = dict(os.environ, PYTHONPATH=str(checkout)), checkout
+    process = subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env, cwd=cwd)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
@@ -238,23 +255,25 @@ def _serve(case: Case, checkout: Path, python: str, task_file: Path, log: Path) 
     raise RuntimeError(f"the server did not answer /health within 180 s: {log.read_text()[-1500:]}")
 
 
-def run_case(case: Case, checkout: Path, python: str, work: Path) -> Row:
-    row = Row(case.name, "Task API (serve --tasks)")
+def run_case(case: Case, via: str, checkout: Path, python: str, work: Path) -> Row:
+    row = Row(case.name, VIA[via])
     started = time.perf_counter()
     task_file = work / f"{case.name}.jsonl"
     task_file.write_text("".join(json.dumps(task) + "\n" for task in case.tasks))
     try:
-        process, url = _serve(case, checkout, python, task_file, work / f"{case.name}.server.log")
+        process, url = _serve(case, via, checkout, python, task_file, work / f"{case.name}.{via}.server.log")
     except RuntimeError as error:
         row.error = str(error)
         return row
     try:
         with ScriptedOpenAIServer(case.player) as model_url:
-            report_path = work / f"{case.name}.report.json"
+            report_path = work / f"{case.name}.{via}.report.json"
             command = [sys.executable, "-m", "openenv_prime", "eval", "--base-url", url, "--model", "legal-moves",
                        "--model-base-url", model_url, "--per-family", str(case.per_family), "--max-steps",
                        str(case.max_steps), "--family-field", case.family_field, "--max-concurrency", "4",
                        "--timeout", "120", "--out", str(report_path)]
+            if via == "tasklist":
+                command += ["--tasks", str(task_file)] + ([] if case.reset_check else ["--no-reset-check"])
             done = subprocess.run(command, capture_output=True, text=True, timeout=1800, cwd=ROOT,
                                   env=dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="160"))
         if done.returncode != 0:
@@ -266,6 +285,7 @@ def run_case(case: Case, checkout: Path, python: str, work: Path) -> Row:
         row.done = sum(bool(r["done"]) for r in results)
         row.completed = sum(bool(r["done"]) or r["steps"] >= case.max_steps for r in results)
         row.invalid = sum(r["invalid_actions"] for r in results)
+        row.warnings = len(report.get("warnings") or [])
         row.mean_reward = sum(r["reward"] for r in results) / max(len(results), 1)
     finally:
         process.terminate()
@@ -279,12 +299,24 @@ def run_case(case: Case, checkout: Path, python: str, work: Path) -> Row:
 
 def table(rows: list[Row]) -> Table:
     out = Table(title="OpenEnv environments through openenv-prime eval (legal-move scripted policy)")
-    for column in ("environment", "tasks via", "episodes", "completed", "done by env", "invalid actions", "mean reward", "seconds"):
+    for column in ("environment", "tasks via", "episodes", "completed", "done by env", "invalid actions", "mean reward",
+                   "warnings", "seconds"):
         out.add_column(column, justify="left" if column in ("environment", "tasks via") else "right")
     for r in rows:
         out.add_row(r.name, r.via if not r.error else "FAILED", str(r.episodes), str(r.completed), str(r.done),
-                    str(r.invalid), f"{r.mean_reward:.3f}", f"{r.seconds:.1f}")
+                    str(r.invalid), f"{r.mean_reward:.3f}", str(r.warnings), f"{r.seconds:.1f}")
     return out
+
+
+def markdown(rows: list[Row]) -> str:
+    lines = ["| environment | tasks via | episodes | completed | done by env | invalid actions | mean reward | warnings | seconds |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += [
+        f"| {r.name} | {r.via if not r.error else 'FAILED'} | {r.episodes} | {r.completed} | {r.done} | {r.invalid} | "
+        f"{r.mean_reward:.3f} | {r.warnings} | {r.seconds:.1f} |"
+        for r in rows
+    ]
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -293,6 +325,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server-python", required=True, help="interpreter with openenv and the environments' dependencies")
     parser.add_argument("--only", nargs="+", default=None, help="only these environments (e.g. maze_env chess_env)")
     parser.add_argument("--work-dir", type=Path, default=None, help="keep task lists, server logs and reports here")
+    parser.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
+    parser.add_argument("--via", nargs="+", choices=sorted(VIA), default=["taskapi", "tasklist"],
+                        help="how tasks reach the eval: the Task API added by `openenv-prime serve MODULE:CLASS --tasks`, "
+                             "and/or the environment's own server with a task list given to `openenv-prime eval --tasks` "
+                             "(default: both)")
     args = parser.parse_args(argv)
     checkout = args.checkout.resolve()
     if not (checkout / "envs").is_dir():
@@ -305,13 +342,16 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(width=160)
     rows = []
     for case in chosen:
-        console.print(f"[bold]{case.name}[/bold] ...")
-        rows.append(run_case(case, checkout, args.server_python, work))
-        if rows[-1].error:
-            console.print(f"[red]{case.name} failed:[/red] {rows[-1].error}", markup=False)
+        for via in args.via:
+            console.print(f"[bold]{case.name}[/bold] via {VIA[via]} ...")
+            rows.append(run_case(case, via, checkout, args.server_python, work))
+            if rows[-1].error:
+                console.print(f"{case.name} failed: {rows[-1].error}", markup=False)
     console.print(table(rows))
+    if args.markdown:
+        print(markdown(rows))
     console.print(f"task lists, server logs and eval reports: {work}")
-    bad = [r.name for r in rows if r.error or r.invalid or r.completed != r.episodes or not r.episodes]
+    bad = [f"{r.name} ({r.via})" for r in rows if r.error or r.invalid or r.completed != r.episodes or not r.episodes]
     if bad:
         console.print(f"[red]not fully compatible:[/red] {', '.join(bad)}")
     return 1 if bad else 0
