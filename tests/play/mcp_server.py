@@ -62,7 +62,7 @@ class SumToolsEnvironment(MCPEnvironment):
 
     def reset(self, split: str = "test", index: int = 0, episode_id: Optional[str] = None, **kwargs: Any) -> Observation:
         self._task, self._verdict = TASKS[index], None
-        self._state = State(episode_id=episode_id, step_count=0)
+        self._state = State(episode_id=episode_id, step_count=0, task_id=self._task["id"])  # the state names the task
         return Observation(done=False, reward=0.0, metadata={"status": "ready", "message": "Use the tools to answer the question."})
 
     def _step_impl(self, action, timeout_s=None, **kwargs: Any) -> Observation:

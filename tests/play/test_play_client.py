@@ -10,7 +10,9 @@ import pytest
 
 from openenv_prime.client import EpisodeSession, InvalidRequestError, TaskAPIClient
 from openenv_prime.client.render import EpisodeProtocol
-from tests.play.players import grid_move
+from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
+from tests.play.players import grid_move, grid_rule, mcp_rule
+from tests.support.scripted_openai import ScriptedOpenAIServer
 
 GRID_TASKS = 6
 
@@ -100,3 +102,21 @@ def test_mcp_environment_lists_tools_calls_them_and_shows_results(mcp_any):
     assert '"answer": {"type": "integer"}' in tools
     assert shown[1:] == ["What is 17 + 25?", "correct"]
     assert (asked.done, verdict.done, verdict.reward) == (False, True, 1.0)
+
+
+
+def test_eval_plays_the_grid_world_under_each_openenv(grid_any):
+    with ScriptedOpenAIServer(grid_rule()) as model_url:
+        grid = run_eval(EvalConfig(base_url=grid_any, per_family=2, max_steps=8), OpenAIPolicy(model_url, "scripted"))
+    assert {r.key: round(r.reward, 6) for r in grid.results} == {
+        "grid-a": 1.0, "grid-b": 1.0, "grid-c": 0.9, "grid-d": 0.9, "grid-e": 0.8, "grid-f": 0.8
+    }
+
+
+def test_eval_plays_the_mcp_environment_under_each_openenv(mcp_any):
+    with ScriptedOpenAIServer(mcp_rule(wrong_for=frozenset({"58 + 39"}))) as model_url:
+        tools = run_eval(EvalConfig(base_url=mcp_any, per_family=2, max_steps=4), OpenAIPolicy(model_url, "scripted"))
+    assert {r.key: (r.reward, r.steps, r.invalid_actions) for r in tools.results} == {
+        "sum-1": (1.0, 2, 0), "sum-2": (1.0, 2, 0), "sum-3": (1.0, 2, 0), "sum-4": (0.0, 2, 0)
+    }
+    assert tools.accuracy_by_family() == {"0": 1.0, "1": 0.5}
