@@ -21,7 +21,8 @@ from typing import Any, Iterable
 
 from openenv_prime.samplers.cycles import KeyCycles
 from openenv_prime.samplers.pool import TaskPool
-from openenv_prime.samplers.pooled import DEFAULT_TOLERANCE, PooledSampler, parse_list
+from openenv_prime.samplers.pooled import DEFAULT_TOLERANCE, PooledSampler
+from openenv_prime.samplers.statecheck import parse_list, section
 from openenv_prime.samplers.sumtree import SumTree
 from openenv_prime.samplers.task import Task
 
@@ -147,13 +148,20 @@ class CurriculumSampler(PooledSampler):
         return {"curriculum": learned, "cycles": self._cycles.to_json()}
 
     def _import(self, state: dict[str, Any]) -> dict[str, Any]:
-        learned = state.get("curriculum")
-        if not isinstance(learned, dict):
-            raise ValueError("state_dict['curriculum'] is missing or not a dict")
+        learned = section(state, "curriculum")
         k = len(self.pool.keys)
         values: dict[str, Any] = {"_updates": parse_list(learned.get("updates"), "curriculum.updates", k, int)}
         for name in _EVIDENCE:
             values["_" + name] = parse_list(learned.get(name), f"curriculum.{name}", k, float)
+        for slot, updates in enumerate(values["_updates"]):
+            if self.gamma**updates > 0.0:
+                continue  # the prior keeps every estimate defined
+            for a, b in (("successes", "failures"), ("spread", "flat")):
+                if values["_" + a][slot] + values["_" + b][slot] == 0.0:
+                    raise ValueError(
+                        f"state_dict fields curriculum.{a}[{slot}] and curriculum.{b}[{slot}] are both 0 after "
+                        f"{updates} updates of key {self.pool.keys[slot]!r}: an updated key has evidence"
+                    )
         values["_cycles"] = KeyCycles.from_json(state.get("cycles"), self.pool)
         return values
 
