@@ -20,8 +20,10 @@ import math
 from typing import Any, Iterable
 
 from openenv_prime.samplers.cycles import KeyCycles
+from openenv_prime.samplers.lineage import extended, history_digest, parse_lineage
 from openenv_prime.samplers.pool import TaskPool
-from openenv_prime.samplers.pooled import DEFAULT_TOLERANCE, PooledSampler
+from openenv_prime.samplers.pooled import DEFAULT_TOLERANCE, FLOAT_STATS, INT_STATS, PooledSampler
+from openenv_prime.samplers.rngstate import rng_to_json
 from openenv_prime.samplers.statecheck import parse_list, section
 from openenv_prime.samplers.sumtree import SumTree
 from openenv_prime.samplers.task import Task
@@ -29,6 +31,8 @@ from openenv_prime.samplers.task import Task
 SIGNAL_MODES = ("binary", "variance")
 # Per-key learning state saved in state_dict["curriculum"], aligned with the pool's keys.
 _EVIDENCE = ("successes", "failures", "spread", "flat", "predicted_sum")
+# The per-key lists a state's history digest covers (stats, then curriculum), as merge.py parses them too.
+HISTORY_COLUMNS = (*INT_STATS, *FLOAT_STATS, "updates", *_EVIDENCE)
 
 
 class CurriculumSampler(PooledSampler):
@@ -70,6 +74,7 @@ class CurriculumSampler(PooledSampler):
         self._flat = [0.0] * k
         self._predicted_sum = [0.0] * k
         self._cycles = KeyCycles(self.pool)
+        self._lineage: list[str] = []  # digests of the states this history was loaded from (lineage.py)
         self._after_load()
 
     @property
@@ -145,7 +150,7 @@ class CurriculumSampler(PooledSampler):
         learned: dict[str, Any] = {"updates": list(self._updates)}
         for name in _EVIDENCE:
             learned[name] = list(getattr(self, "_" + name))
-        return {"curriculum": learned, "cycles": self._cycles.to_json()}
+        return {"curriculum": learned, "cycles": self._cycles.to_json(), "lineage": list(self._lineage)}
 
     def _import(self, state: dict[str, Any]) -> dict[str, Any]:
         learned = section(state, "curriculum")
@@ -163,7 +168,12 @@ class CurriculumSampler(PooledSampler):
                         f"{updates} updates of key {self.pool.keys[slot]!r}: an updated key has evidence"
                     )
         values["_cycles"] = KeyCycles.from_json(state.get("cycles"), self.pool)
+        values["_lineage"] = parse_lineage(state.get("lineage"))
         return values
+
+    def _note_load(self) -> None:
+        columns = {name: getattr(self, "_" + name) for name in HISTORY_COLUMNS}
+        self._lineage = extended(self._lineage, history_digest(columns, rng_to_json(self._rng), self._lineage))
 
     def _total_metrics(self) -> dict[str, float]:
         draws = sum(self._draws)

@@ -22,8 +22,8 @@ from openenv_prime.samplers.task import Task
 from openenv_prime.samplers.validation import check_count, check_group, has_spread
 
 DEFAULT_TOLERANCE = 1e-6
-_INT_STATS = ("draws", "episodes", "groups", "groups_with_signal")
-_FLOAT_STATS = ("cost",)
+INT_STATS = ("draws", "episodes", "groups", "groups_with_signal")
+FLOAT_STATS = ("cost",)
 
 
 class PooledSampler:
@@ -97,9 +97,9 @@ class PooledSampler:
         values = {"_rng": rng_from_json(state.get("rng"))}
         stats = section(state, "stats")
         k = len(self.pool.keys)
-        for name in _INT_STATS:
+        for name in INT_STATS:
             values["_" + name] = parse_list(stats.get(name), f"stats.{name}", k, int)
-        for name in _FLOAT_STATS:
+        for name in FLOAT_STATS:
             values["_" + name] = parse_list(stats.get(name), f"stats.{name}", k, float)
         for slot, (groups, signal) in enumerate(zip(values["_groups"], values["_groups_with_signal"])):
             if signal > groups:
@@ -111,6 +111,7 @@ class PooledSampler:
             candidate._after_load()
         except ArithmeticError as exc:  # a combination of valid fields the sampler cannot use
             raise ValueError(f"state_dict fields are inconsistent: {exc!r}") from None
+        candidate._note_load()
         self.__dict__.update(candidate.__dict__)
 
     def reseed(self, seed: int) -> None:
@@ -168,6 +169,9 @@ class PooledSampler:
 
     def _after_load(self) -> None:
         """Rebuild caches derived from the loaded attributes."""
+
+    def _note_load(self) -> None:
+        """Record that a state was loaded (after it passed every check)."""
 
     def _total_metrics(self) -> dict[str, float]:
         return {}
