@@ -74,7 +74,8 @@ class CurriculumSampler(PooledSampler):
         self._flat = [0.0] * k
         self._predicted_sum = [0.0] * k
         self._cycles = KeyCycles(self.pool)
-        self._lineage: list[str] = []  # digests of the states this history was loaded from (lineage.py)
+        self._lineage: list[str] = []  # digests of the shared states this history forked from (lineage.py)
+        self._loaded_digest: str | None = None  # of the state last loaded; in memory only
         self._after_load()
 
     @property
@@ -172,8 +173,22 @@ class CurriculumSampler(PooledSampler):
         return values
 
     def _note_load(self) -> None:
+        self._loaded_digest = self._digest()
+
+    def reseed(self, seed: int) -> None:
+        """Restart the RNG from ``seed``, keeping all statistics, and record the state loaded before (or,
+        without one, the current state) as where this worker forked: ``merge_state_dicts`` then counts
+        that shared state once, and refuses to merge without it as ``base``."""
+        fork = self._loaded_digest
+        if fork is None and (any(self._updates) or any(self._draws) or self._lineage):
+            fork = self._digest()
+        super().reseed(seed)
+        if fork is not None and self._lineage[-1:] != [fork]:
+            self._lineage = extended(self._lineage, fork)
+
+    def _digest(self) -> str:
         columns = {name: getattr(self, "_" + name) for name in HISTORY_COLUMNS}
-        self._lineage = extended(self._lineage, history_digest(columns, rng_to_json(self._rng), self._lineage))
+        return history_digest(columns, rng_to_json(self._rng), self._lineage)
 
     def _total_metrics(self) -> dict[str, float]:
         draws = sum(self._draws)

@@ -1,10 +1,10 @@
-"""Which saved states a curriculum's history passed through, so merges can tell shared history apart.
+"""Where a curriculum's history forked from shared states, so merges can tell shared history apart.
 
-Every ``load_state_dict`` appends the digest of the loaded state to the sampler's lineage (the last
-``LINEAGE_LIMIT`` are kept). Workers that start from one shared state therefore all carry its digest,
-and ``merge_state_dicts`` can refuse to count that state once per worker: it must be passed as
-``base``. A worker resuming its own checkpoint records that checkpoint too, but no other worker
-does (its RNG makes the digest its own), so resumes never look like shared history.
+Workers that start from one shared state must each ``reseed`` (else they all draw the same tasks);
+``CurriculumSampler.reseed`` appends the digest of the state loaded last (the last ``LINEAGE_LIMIT``
+are kept). Workers started from one state therefore all carry its digest, and ``merge_state_dicts``
+refuses to count that state once per worker: it must be passed as ``base``. Loading alone records
+nothing, so a resumed checkpoint's ``state_dict()`` is exactly the one saved.
 """
 
 from __future__ import annotations

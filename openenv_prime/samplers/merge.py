@@ -20,10 +20,11 @@ counts; the ``base``'s evidence decays by gamma**(all updates since it), update 
 Draws, episodes, groups, costs and the sum of predicted signal add. Sums use ``math.fsum`` and
 workers are taken in canonical order, so the result does not depend on the order of ``states``.
 
-**Shared history is checked, not trusted** (``lineage.py``). Every state records the digests of the
-states its history was loaded from. ``base`` must be one of them for every worker, and no two workers
-may share one loaded after ``base``: so merging workers that started from one state without passing
-it as ``base`` (counting it once per worker) is an error, as is a ``base`` they did not start from.
+**Shared history is checked, not trusted** (``lineage.py``). A worker that loads a shared state must
+``reseed`` (or all workers draw the same tasks), and reseeding records the digest of the state it
+loaded. ``base`` must be among every worker's records, and no two workers may share a record after
+``base``: so merging workers that started from one state without passing it as ``base`` (counting
+it once per worker) is an error, as is a ``base`` they did not start from.
 
 The merged RNG and per-key cycles are those of the first state in canonical order. Workers that load
 the merged state must ``reseed`` with their own seed, or they all draw the same tasks.
@@ -166,7 +167,8 @@ def _check_lineage(parsed: list[dict[str, Any]], start: dict[str, Any] | None) -
         elif start is not None and any(map(any, start["columns"].values())):  # a fresh base holds nothing to recount
             raise ValueError(
                 f"states[{i}] does not descend from base: its history never loaded that state (lineage "
-                f"{lineage}, base {start['digest']}); pass as base the state all the workers loaded"
+                f"{lineage}, base {start['digest']}); pass as base the state all the workers loaded, and have "
+                f"each worker call reseed(its_seed) after loading it"
             )
         for digest in lineage:
             other = loaded_by.setdefault(digest, i)

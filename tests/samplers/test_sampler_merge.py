@@ -311,3 +311,36 @@ def test_workers_with_different_seeds_merge_and_reseed_apart():
     assert one.sample(20) == two.sample(20)  # same state, same stream ...
     one.reseed(11), two.reseed(12)
     assert one.sample(40) != two.sample(40)  # ... until each worker reseeds
+
+
+def test_loading_records_nothing_and_reseed_records_the_state_loaded_before():
+    shared = _worker(1, 3, [(0, [1.0, 0.0, 1.0, 1.0], False)] * 5).state_dict()
+    late = CurriculumSampler(TASKS, group_size=G, seed=1)
+    late.load_state_dict(shared)
+    assert late.state_dict() == shared  # a resumed checkpoint is exactly the saved one
+    late.sample(4)
+    late.update("k1", [1.0, 0.0])
+    late.reseed(21)  # after some work: still records where it forked
+    early = _workers([(2, [(2, [0.0, 1.0], False)])], start=shared)[0]
+    states = [late.state_dict(), early.state_dict()]
+    with pytest.raises(ValueError, match="shared state"):
+        merge_state_dicts(states)
+    merged = merge_state_dicts(states, base=shared)
+    assert sum(merged["stats"]["groups"]) == sum(shared["stats"]["groups"]) + 2
+    late.reseed(22)  # reseeding again adds no second record of the same fork
+    assert late.state_dict()["lineage"] == states[0]["lineage"]
+
+
+def test_workers_that_load_a_merged_state_without_reseeding_are_caught():
+    round1 = merge_state_dicts([w.state_dict() for w in _workers([(2, [(0, [1.0, 0.0], False)])] * 2)])
+    round2 = merge_state_dicts([w.state_dict() for w in _workers([(2, [(1, [1.0, 0.0], False)])] * 2, start=round1)], base=round1)
+    forgot = []
+    for i in range(2):  # loaded round2 but never reseeded: they draw the same tasks
+        w = CurriculumSampler(TASKS, group_size=G, seed=i)
+        w.load_state_dict(round2)
+        w.update("k2", [float(i), 1.0])
+        forgot.append(w.state_dict())
+    with pytest.raises(ValueError, match="shared state"):
+        merge_state_dicts(forgot)
+    with pytest.raises(ValueError, match=r"does not descend from base.*reseed"):
+        merge_state_dicts(forgot, base=round2)

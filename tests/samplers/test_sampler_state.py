@@ -25,7 +25,6 @@ class CheckpointMachine(RuleBasedStateMachine):
         self.keys = sorted({t.key for t in self.tasks})
         self.live = build(kind, self.tasks, seed)
         self.resumed = build(kind, self.tasks, seed)
-        self.loads = 0 if kind.startswith("curriculum") else None
 
     @rule(n=st.integers(0, 12))
     def sample(self, n):
@@ -45,8 +44,6 @@ class CheckpointMachine(RuleBasedStateMachine):
         fresh = build(self.kind, self.tasks, other_seed if self.kind != "sequential" else 0)
         fresh.load_state_dict(json.loads(text))
         self.resumed = fresh
-        if self.loads is not None:
-            self.loads += 1
 
     @invariant()
     def same_statistics(self):
@@ -54,9 +51,6 @@ class CheckpointMachine(RuleBasedStateMachine):
             assert self.live.metrics() == self.resumed.metrics()
             live, resumed = self.live.state_dict(), self.resumed.state_dict()
             live.pop("config"), resumed.pop("config")  # the seed it was built with may differ
-            # The resumed one records each state it loaded (merge_state_dicts reads that); nothing else differs.
-            if self.loads is not None:
-                assert len(resumed.pop("lineage")) == min(self.loads, 32) and live.pop("lineage") == []
             assert live == resumed
 
 
