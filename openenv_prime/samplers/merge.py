@@ -72,7 +72,7 @@ def merge_state_dicts(states: Sequence[dict[str, Any]], base: dict[str, Any] | N
     _check_lineage(parsed, start)
     start_columns = start["columns"] if start is not None else _fresh(k)
     gamma = float(states[0]["config"]["gamma"])
-    order = canonical_order(states)
+    order = _by_digest(parsed)
     ranked = [parsed[i]["columns"] for i in order]
 
     merged = copy.deepcopy(states[order[0]])
@@ -115,8 +115,11 @@ def merge_state_dicts(states: Sequence[dict[str, Any]], base: dict[str, Any] | N
 def canonical_order(states: Sequence[dict[str, Any]]) -> list[int]:
     """Positions of ``states`` sorted by their history digest: the order ties are broken in."""
     k = int(states[0]["pool"]["num_keys"])
-    digests = [_parse(state, k, f"states[{i}]")["digest"] for i, state in enumerate(states)]
-    return sorted(range(len(states)), key=digests.__getitem__)
+    return _by_digest([_parse(state, k, f"states[{i}]") for i, state in enumerate(states)])
+
+
+def _by_digest(parsed: list[dict[str, Any]]) -> list[int]:
+    return sorted(range(len(parsed)), key=lambda i: parsed[i]["digest"])
 
 
 def interleaving(counts: Sequence[int]) -> list[int]:
