@@ -20,12 +20,19 @@ _M64 = (1 << 64) - 1
 SEED_BITS = 53  # cycle seeds stay exact in JSON doubles
 
 
-def _mix(seed: int, position: int) -> int:
-    """splitmix64 of the cycle's seed and the position: the swap partner for that draw."""
-    z = (seed + (position + 1) * 0x9E3779B97F4A7C15) & _M64
+def _step(displaced: dict[int, int], seed: int, pos: int, size: int) -> int:
+    """One Fisher-Yates step at ``pos``: swap it with a later position chosen by splitmix64 of (seed,
+    pos), and return the member offset that lands at ``pos``."""
+    z = (seed + (pos + 1) * 0x9E3779B97F4A7C15) & _M64
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
-    return z ^ (z >> 31)
+    j = pos + (z ^ (z >> 31)) % (size - pos)
+    at_pos = displaced.pop(pos, pos)
+    if j == pos:
+        return at_pos
+    picked = displaced.get(j, j)
+    displaced[j] = at_pos
+    return picked
 
 
 class KeyCycles:
@@ -47,26 +54,17 @@ class KeyCycles:
             return members[0]
         pos = self.positions[slot]
         if pos == 0:  # a new cycle: the only use of the sampler's RNG
-            self.seeds[slot] = rng.getrandbits(SEED_BITS)
-            self.displaced[slot] = {}
-        picked = self._step(self.displaced[slot], self.seeds[slot], pos, size)
+            seed = self.seeds[slot] = rng.getrandbits(SEED_BITS)
+            displaced = self.displaced[slot] = {}
+        else:
+            seed, displaced = self.seeds[slot], self.displaced[slot]
+        picked = _step(displaced, seed, pos, size)
         if pos + 1 < size:
             self.positions[slot] = pos + 1
         else:
             self.positions[slot] = 0
             self.displaced[slot] = None
         return members[picked]
-
-    @staticmethod
-    def _step(displaced: dict[int, int], seed: int, pos: int, size: int) -> int:
-        """One Fisher-Yates step: swap position ``pos`` with a random later one, return what lands at ``pos``."""
-        j = pos + _mix(seed, pos) % (size - pos)
-        at_pos = displaced.pop(pos, pos)
-        if j == pos:
-            return at_pos
-        picked = displaced.get(j, j)
-        displaced[j] = at_pos
-        return picked
 
     def to_json(self) -> list[list[int]]:
         return [[slot, self.seeds[slot], pos] for slot, pos in enumerate(self.positions) if pos]
@@ -97,6 +95,6 @@ class KeyCycles:
                 displaced: dict[int, int] = {}
                 size, seed = len(pool.members[slot]), cycles.seeds[slot]
                 for i in range(pos):
-                    cls._step(displaced, seed, i, size)
+                    _step(displaced, seed, i, size)
                 cycles.displaced[slot] = displaced
         return cycles
