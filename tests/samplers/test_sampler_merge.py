@@ -24,8 +24,8 @@ worker_st = st.tuples(
 workers_st = st.lists(worker_st, min_size=1, max_size=4)
 
 
-def _worker(seed, draws, updates, start=None, gamma=0.9, signal="binary"):
-    sampler = CurriculumSampler(TASKS, group_size=G, seed=seed, gamma=gamma, signal=signal)
+def _worker(seed, draws, updates, start=None, **settings):
+    sampler = CurriculumSampler(TASKS, group_size=G, seed=seed, **settings)
     if start is not None:
         sampler.load_state_dict(start)
         sampler.reseed(seed)  # each worker its own stream after loading the shared state
