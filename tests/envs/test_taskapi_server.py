@@ -250,6 +250,10 @@ def test_mcp_environment_errors(secret):
         ([GUESS, "--tasks", "{missing}"], "no such file"),
         (["tests.envs.sample_envs:Missing", "--seeds", "3"], "has no attribute 'Missing'"),
         (["nope"], "unknown environment 'nope'; use one of chain-sum, reasoning-gym or MODULE:CLASS"),
+        (["chain-sum", "--datasets", "leg_counting"], "--datasets does not apply to chain-sum"),
+        (["reasoning-gym", "--datasets", "leg_counting", "--schedule", "interleaved"], "--schedule does not apply to reasoning-gym"),
+        (["reasoning-gym"], "--datasets is required"),
+        (["reasoning-gym", "--datasets", "leg_counting,composite"], "'composite' registers no curriculum"),
     ],
 )
 def test_serve_refuses_bad_arguments_with_a_message_naming_them(args, message, tmp_path):
