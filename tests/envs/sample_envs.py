@@ -110,3 +110,4 @@ def guess_tasks() -> list[dict[str, Any]]:
 def secret_tasks() -> list[dict[str, Any]]:
     """A task list for SecretToolsEnvironment: `bonus` reaches its reset through **kwargs."""
     return [{"split": "test", "id": f"s{i}", "tier": i, "reset": {"seed": 100 + i, "bonus": i}} for i in range(3)]
+

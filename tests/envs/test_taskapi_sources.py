@@ -137,21 +137,34 @@ def test_reset_arguments_the_class_does_not_take_are_refused_at_start_up():
         with_task_api(dict, SeedSource(1))
 
 
-def test_classes_are_read_from_the_environment_or_named_explicitly():
+UNANNOTATED = """
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import Action, Observation, State
+{imports}
+
+class Unannotated(Environment):  # like OpenEnv's connect4: no type arguments, no return annotations
+    def reset(self, seed=None, episode_id=None): ...
+    def step(self, action, timeout_s=None, **kwargs): ...
+    state = None
+"""
+
+
+def test_classes_are_read_from_the_environment_or_named_explicitly(tmp_path, monkeypatch):
     assert resolve_classes(GuessEnvironment)[:2] == (GuessAction, GuessObservation)
     from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
 
     assert resolve_classes(SecretToolsEnvironment)[:2] == (CallToolAction, CallToolObservation)
-    from openenv.core.env_server.interfaces import Environment
-
-    class Bare(Environment):
-        def reset(self, seed=None, episode_id=None, **kwargs): ...
-        def step(self, action, timeout_s=None, **kwargs): ...
-        state = None
-
-    with pytest.raises(ValueError, match="cannot tell the action class of .*Bare.*pass --action MODULE:CLASS"):
-        resolve_classes(Bare)
-    assert resolve_classes(Bare, GuessAction, GuessObservation)[:2] == (GuessAction, GuessObservation)
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    # the one Action and the one Observation subclass its module imports
+    (tmp_path / "toy_one_each.py").write_text(UNANNOTATED.format(imports="from tests.envs.sample_envs import GuessAction, GuessObservation"))
+    assert resolve_classes(load_class("toy_one_each:Unannotated"))[:2] == (GuessAction, GuessObservation)
+    # two candidates: no guess, the error names the flag
+    two = "from tests.envs.sample_envs import GuessAction\nclass A2(Action): pass\nclass O2(Observation): pass"
+    (tmp_path / "toy_two_each.py").write_text(UNANNOTATED.format(imports=two))
+    unannotated = load_class("toy_two_each:Unannotated")
+    with pytest.raises(ValueError, match="cannot tell the action class of Unannotated.*pass --action MODULE:CLASS"):
+        resolve_classes(unannotated)
+    assert resolve_classes(unannotated, GuessAction, GuessObservation)[:2] == (GuessAction, GuessObservation)
 
 
 def test_load_class_reports_what_is_wrong():
