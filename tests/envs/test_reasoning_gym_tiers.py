@@ -21,6 +21,7 @@ from openenv_prime.envs.launch import local_server
 from openenv_prime.envs.reasoning_gym_tiers import DatasetError, ReasoningGymTaskset, check_datasets, dataset_tiers
 from openenv_prime.envs.reasoning_gym_tiers.overlap import overlap_report
 from openenv_prime.envs.reasoning_gym_tiers.scoring import score_reply
+from tests.conftest import OPENENV010_PYTHON_VAR
 from tests.support.scripted_openai import ScriptedOpenAIServer, last_user_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -148,10 +149,15 @@ def test_overlap_report_per_dataset_and_tier():
 # -- a real server ------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def server():
+@pytest.fixture(scope="module", params=["openenv041", "openenv010"])
+def server(request):
+    python = None
+    if request.param == "openenv010":
+        python = os.environ.get(OPENENV010_PYTHON_VAR)
+        if not python:
+            pytest.skip(f"{OPENENV010_PYTHON_VAR} is unset: no openenv 0.10.0 interpreter")
     args = ["--train-size", str(SIZES["train"]), "--test-size", str(SIZES["test"])]
-    with local_server("reasoning-gym", datasets=DATASETS, tiers=3, extra_args=args) as url:
+    with local_server("reasoning-gym", datasets=DATASETS, tiers=3, python=python, extra_args=args) as url:
         yield url
 
 
