@@ -93,7 +93,7 @@ def serve_reasoning_gym(args, max_sessions: int) -> int:
     """`openenv-prime serve reasoning-gym`: datasets checked (tiers, one item each) before serving."""
     sock = _bind(args.host, args.port)
     datasets = [d.strip() for d in (args.datasets or "").split(",") if d.strip()]
-    per_tier = {"train": args.train_size or 10_000, "test": args.test_size or 200}
+    per_tier = {"train": 10_000 if args.train_size is None else args.train_size, "test": 200 if args.test_size is None else args.test_size}
     try:
         if not datasets:
             raise ValueError("--datasets is required: name one or more reasoning-gym datasets, e.g. --datasets leg_counting,chain_sum")

@@ -253,6 +253,7 @@ def test_mcp_environment_errors(secret):
         (["chain-sum", "--datasets", "leg_counting"], "--datasets does not apply to chain-sum"),
         (["reasoning-gym", "--datasets", "leg_counting", "--schedule", "interleaved"], "--schedule does not apply to reasoning-gym"),
         (["reasoning-gym"], "--datasets is required"),
+        (["reasoning-gym", "--datasets", "leg_counting", "--test-size", "0"], "--test-size must be an integer from 1"),
         (["reasoning-gym", "--datasets", "leg_counting,composite"], "'composite' registers no curriculum"),
     ],
 )
