@@ -196,3 +196,16 @@ def test_load_class_imports_from_a_checkout_path(tmp_path, monkeypatch):
 )
 def test_default_env_name_follows_openenvs_naming(name, expected):
     assert default_env_name(type(name, (), {})) == expected
+
+
+def test_a_class_with_its_own_reset_async_gets_the_task_there_too():
+    import asyncio
+
+    from tests.envs.sample_envs import AsyncGuessEnvironment
+
+    env = with_task_api(AsyncGuessEnvironment, lambda: RECORDS)()
+    obs = asyncio.run(env.reset_async(split="train", index=1))
+    assert (obs.seed, obs.level, obs.target_hint) == (1, 5, "async")
+    with pytest.raises(TaskRequestError, match="unknown reset argument 'colour'"):
+        asyncio.run(env.reset_async(split="train", index=1, colour="red"))
+    assert "reset_async" not in with_task_api(GuessEnvironment, lambda: RECORDS).__dict__  # only where the class has one
