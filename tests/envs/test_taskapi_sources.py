@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from openenv_prime.client.tasklist import TaskListError
 from openenv_prime.envs.errors import TaskIndexError, TaskRequestError
-from openenv_prime.envs.taskapi import SeedSource, TaskListSource, as_task_source
+from openenv_prime.envs.taskapi import SeedSource, as_task_source
 from openenv_prime.envs.taskapi.app import default_env_name
 from openenv_prime.envs.taskapi.classes import load_class, resolve_classes
 from openenv_prime.envs.taskapi.seeds import SEED_STRIDE
@@ -186,6 +186,9 @@ def test_load_class_imports_from_a_checkout_path(tmp_path, monkeypatch):
     (package / "__init__.py").write_text("")
     (package / "env.py").write_text("from tests.envs.sample_envs import GuessEnvironment as ToyEnvironment\n")
     assert load_class("toy_checkout_envs.toy_env.env:ToyEnvironment", [tmp_path / "my_checkout"]) is GuessEnvironment
+    (tmp_path / "my_checkout" / "toy_checkout_envs" / "toy_env" / "needs_dep.py").write_text("import no_such_dependency_xyz\n")
+    with pytest.raises(ValueError, match="it imports 'no_such_dependency_xyz': install the package that provides it"):
+        load_class("toy_checkout_envs.toy_env.needs_dep:Env", [tmp_path / "my_checkout"])
     with pytest.raises(ValueError, match="is not a directory"):
         load_class("toy_checkout_envs.toy_env.env:ToyEnvironment", [tmp_path / "missing"])
 

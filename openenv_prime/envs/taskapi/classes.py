@@ -38,10 +38,12 @@ def load_class(spec: str, paths: Sequence[str | os.PathLike[str]] = ()) -> type:
     try:
         target: Any = importlib.import_module(module_name)
     except ImportError as error:
-        raise ValueError(
-            f"cannot import module {module_name!r} for {spec!r}: {error}; put the folder it lives under on --path "
-            f"(or PYTHONPATH)"
-        ) from error
+        missing = getattr(error, "name", None) or ""
+        if missing and not (module_name == missing or module_name.startswith(missing + ".")):
+            hint = f"the module itself was found, but it imports {missing!r}: install the package that provides it"
+        else:
+            hint = "put the folder its package lives under on --path (or PYTHONPATH)"
+        raise ValueError(f"cannot import module {module_name!r} for {spec!r}: {error}; {hint}") from error
     for part in attribute.split("."):
         if not hasattr(target, part):
             raise ValueError(f"module {module_name!r} has no attribute {attribute!r} (from {spec!r})")
