@@ -1,0 +1,236 @@
+"""Run every sampler in every world over seeds and print one table per world, plus a verdict.
+
+Per run (the same world layout and reward stream for every sampler of a seed):
+- signal: share of groups that teach (a learnable family, successes that differ);
+- area: the run's average of the mean p over learnable families (area under mean p, per episode);
+- mastery: episodes until every learnable family has p >= 0.9 at once (else the final mean p);
+- wasted: share of draws on unlearnable families (dead, coin-flip);
+- on >= 0.9: share of draws on families already at p >= 0.9 when drawn;
+- pred/obs: the sampler's own predicted signal over the observed share of groups whose successes differ.
+Wins: seeds on which the default curriculum does better than that row's sampler (ties are no win).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from benchmarks.worlds import peers
+from benchmarks.worlds.worlds import WORLDS, World
+
+DEFAULT = "curriculum"  # the package's default curriculum: the row the wins count for
+
+
+def _curriculum(**settings: Any) -> Callable[..., peers.Peer]:
+    return lambda k, g, seed, success: peers.Curriculum(k, g, seed, success, **settings)
+
+
+def _peer(cls: type[peers.Peer]) -> Callable[..., peers.Peer]:
+    return lambda k, g, seed, success: cls(k, g, seed, success)
+
+
+SAMPLERS: dict[str, Callable[..., peers.Peer]] = {
+    DEFAULT: _curriculum(),
+    "curriculum binary (RFC)": _curriculum(signal="binary"),
+    "uniform": _peer(peers.Uniform),
+    "prime-rl pools": _peer(peers.PrimeRLDifficultyPools),
+    "pools 10/80/10": _peer(peers.FixedFractionPools),
+    "learnability p(1-p)": _peer(peers.Learnability),
+    "learning progress": _peer(peers.LearningProgress),
+    "oracle (reference)": _peer(peers.Oracle),
+}
+REFERENCES = ("oracle (reference)",)  # shown, not competed against
+OURS = (DEFAULT, "curriculum binary (RFC)")
+
+
+@dataclass
+class Run:
+    signal: float
+    area: float
+    mastery: float  # episodes; inf when never
+    final_p: float
+    wasted: float
+    on_mastered: float
+    predicted: float | None
+    observed: float
+
+
+def simulate(world_cls: type[World], make: Callable[..., peers.Peer], seed: int, budget: int | None = None) -> Run:
+    world = world_cls(seed)
+    k, g = len(world.kinds), world.group_size
+    sampler = make(k, g, seed, world.success_reward)
+    sampler.bind(world)
+    rng = random.Random(1_000_003 * seed + 17)  # the world's randomness: the same stream for every sampler
+    budget = budget or world.budget
+    learnable = world.learnable_index
+    pending: dict[int, list[tuple[int, list[float]]]] = {}
+    episodes = groups = teaching = differ = wasted = on_mastered = 0
+    area = 0.0
+    mastery = math.inf
+    step = 0
+    probs = world.probs()
+    while episodes < budget:
+        trained: set[int] = set()
+        for family in sampler.sample(world.batch):
+            p = probs[family]
+            rewards, successes = world.rewards(family, p, rng)
+            teaching += world.teach(family, successes)
+            differ += 0 < successes < g
+            wasted += not world.learnable[family]
+            on_mastered += p >= 0.9
+            trained.add(family)
+            pending.setdefault(step + world.delay(rng), []).append((family, rewards))
+            groups += 1
+        for family, rewards in pending.pop(step, ()):
+            sampler.update(family, rewards)
+        world.after_step(step, trained, rng)
+        episodes += world.batch * g
+        probs = world.probs()
+        mean_p = sum(probs[j] for j in learnable) / len(learnable)
+        area += mean_p * world.batch * g
+        if mastery == math.inf and all(probs[j] >= 0.9 for j in learnable):
+            mastery = episodes
+        step += 1
+    return Run(
+        signal=teaching / groups,
+        area=area / episodes,
+        mastery=mastery,
+        final_p=mean_p,
+        wasted=wasted / groups,
+        on_mastered=on_mastered / groups,
+        predicted=sampler.predicted_signal(),
+        observed=differ / groups,
+    )
+
+
+def mastery_better(a: Run, b: Run) -> bool:
+    """a reached mastery sooner, or neither did and a ends with the higher mean p."""
+    if a.mastery != b.mastery:
+        return a.mastery < b.mastery
+    return a.mastery == math.inf and a.final_p > b.final_p
+
+
+def spread(values: list[float], fmt: str) -> str:
+    return f"{format(statistics.median(values), fmt)} [{format(min(values), fmt)}, {format(max(values), fmt)}]"
+
+
+def mastery_text(runs: list[Run]) -> str:
+    solved = [r.mastery for r in runs if math.isfinite(r.mastery)]
+    if len(solved) * 2 > len(runs):  # the median run reached mastery
+        never = len(runs) - len(solved)
+        text = f"{statistics.median(r.mastery for r in runs):,.0f} [{min(solved):,.0f}, " + (
+            "never]" if never else f"{max(solved):,.0f}]"
+        )
+        return text + (f" {never} never" if never else "")
+    return f"p {spread([r.final_p for r in runs], '.3f')} ({len(solved)} solved)"
+
+
+def verdict(results: dict[str, list[Run]]) -> tuple[bool, list[str]]:
+    """The issue's bar for the default: a majority of seeds on signal and area against every peer, and
+    mastery within 10% of the best peer's median (episodes; or the gap 1 - final p when unsolved)."""
+    ours = results[DEFAULT]
+    n = len(ours)
+    losses = []
+    competitors = [name for name in results if name not in REFERENCES and name not in OURS]
+    for name in competitors:
+        theirs = results[name]
+        for metric in ("signal", "area"):
+            wins = sum(getattr(a, metric) > getattr(b, metric) for a, b in zip(ours, theirs))
+            if wins * 2 <= n:
+                losses.append(f"{metric} vs {name}: {wins}/{n}")
+    best = min(competitors, key=lambda name: _mastery_key(results[name]))
+    if _mastery_key(ours) > _within(_mastery_key(results[best])):
+        losses.append(f"mastery vs {best}: {mastery_text(ours)} against {mastery_text(results[best])}")
+    return not losses, losses
+
+
+def _mastery_key(runs: list[Run]) -> tuple[int, float]:
+    """(0, median episodes) when the median run reached mastery, else (1, median gap 1 - final p)."""
+    episodes = statistics.median(r.mastery for r in runs)
+    if math.isfinite(episodes):
+        return (0, episodes)
+    return (1, statistics.median(1 - r.final_p for r in runs))
+
+
+def _within(key: tuple[int, float]) -> tuple[int, float]:
+    return (key[0], key[1] * 1.10)
+
+
+def table(world_cls: type[World], results: dict[str, list[Run]], budget: int) -> str:
+    ours = results[DEFAULT]
+    n = len(ours)
+    lines = []
+    w = world_cls(0)
+    kinds = {kind: w.kinds.count(kind) for kind in dict.fromkeys(w.kinds)}
+    lines.append(
+        f"### world `{world_cls.name}`: {world_cls.__doc__.splitlines()[0]}\n"
+        f"{', '.join(f'{v} {k}' for k, v in kinds.items())} families; G={w.group_size}, {w.batch} groups/step, "
+        f"{budget:,} episodes, {n} seeds. Cells: median [min, max]; wins: seeds where `{DEFAULT}` beats the row.\n"
+    )
+    head = ("sampler", "signal", "area mean p", "mastery (episodes or final p)", "wasted", "on p>=0.9", "pred/obs",
+            "wins sig/area/mast")
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "---|" * len(head))
+    for name, runs in results.items():
+        ratios = [r.predicted / r.observed for r in runs if r.predicted is not None and r.observed > 0]
+        if name == DEFAULT:
+            wins = "-"
+        else:
+            wins = "/".join(
+                str(sum(x for x in column))
+                for column in (
+                    [a.signal > b.signal for a, b in zip(ours, runs)],
+                    [a.area > b.area for a, b in zip(ours, runs)],
+                    [mastery_better(a, b) for a, b in zip(ours, runs)],
+                )
+            )
+        lines.append(
+            f"| {name} | {spread([r.signal for r in runs], '.3f')} | {spread([r.area for r in runs], '.3f')} | "
+            f"{mastery_text(runs)} | {spread([r.wasted for r in runs], '.3f')} | "
+            f"{spread([r.on_mastered for r in runs], '.3f')} | {spread(ratios, '.2f') if ratios else 'n/a'} | {wins} |"
+        )
+    ok, losses = verdict(results)
+    lines.append("\nverdict: " + ("default meets the bar" if ok else "default falls short: " + "; ".join(losses)))
+    return "\n".join(lines)
+
+
+def run_suite(worlds: list[str], samplers: list[str], seeds: int, scale: float = 1.0) -> dict[str, dict[str, list[Run]]]:
+    out = {}
+    for world_name in worlds:
+        cls = WORLDS[world_name]
+        budget = max(cls.batch * cls.group_size, int(cls.budget * scale))
+        out[world_name] = {
+            name: [simulate(cls, SAMPLERS[name], seed, budget) for seed in range(seeds)] for name in samplers
+        }
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=10, help="seeds per world and sampler (default 10)")
+    parser.add_argument("--worlds", nargs="+", default=list(WORLDS), choices=list(WORLDS), metavar="WORLD",
+                        help=f"worlds to run (default all: {', '.join(WORLDS)})")
+    parser.add_argument("--samplers", nargs="+", default=list(SAMPLERS), choices=list(SAMPLERS), metavar="NAME",
+                        help=f"samplers to run; must include {DEFAULT!r} (default all)")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every world's episode budget (default 1)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke test in seconds: 3 seeds, 10%% of each budget (numbers mean little)")
+    args = parser.parse_args(argv)
+    if DEFAULT not in args.samplers:
+        parser.error(f"--samplers must include {DEFAULT!r}: the wins are counted for it")
+    seeds, scale = (3, 0.1) if args.quick else (args.seeds, args.scale)
+    if seeds < 1 or scale <= 0:
+        parser.error("--seeds must be >= 1 and --scale > 0")
+    start = time.perf_counter()
+    results = run_suite(args.worlds, args.samplers, seeds, scale)
+    for world_name, by_sampler in results.items():
+        cls = WORLDS[world_name]
+        print(table(cls, by_sampler, max(cls.batch * cls.group_size, int(cls.budget * scale))) + "\n")
+    passed = sum(verdict(r)[0] for r in results.values())
+    print(f"default meets the bar in {passed}/{len(results)} worlds ({time.perf_counter() - start:.1f} s)")
+    return 0
