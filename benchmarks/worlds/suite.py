@@ -37,6 +37,7 @@ def _peer(cls: type[peers.Peer]) -> Callable[..., peers.Peer]:
 SAMPLERS: dict[str, Callable[..., peers.Peer]] = {
     DEFAULT: _curriculum(),
     "curriculum binary (RFC)": _curriculum(signal="binary"),
+    "curriculum variance": _curriculum(signal="variance"),
     "uniform": _peer(peers.Uniform),
     "prime-rl pools": _peer(peers.PrimeRLDifficultyPools),
     "pools 10/80/10": _peer(peers.FixedFractionPools),
@@ -45,7 +46,7 @@ SAMPLERS: dict[str, Callable[..., peers.Peer]] = {
     "oracle (reference)": _peer(peers.Oracle),
 }
 REFERENCES = ("oracle (reference)",)  # shown, not competed against
-OURS = (DEFAULT, "curriculum binary (RFC)")
+OURS = (DEFAULT, "curriculum binary (RFC)", "curriculum variance")  # the package's own rules, not peers
 
 
 @dataclass

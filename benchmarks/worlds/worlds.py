@@ -32,7 +32,7 @@ class World:
     batch = 16  # groups per step; the sampler hears about a group only after its step
     budget = 48_000  # episodes (rollouts) per run
     lr = 0.08
-    shared_transfer = 0.03  # share of a teaching group's gain that every other learnable family gets
+    shared_transfer = 0.02  # share of a teaching group's gain that every other learnable family gets
     success_reward = 1.0  # rewards >= this count as a success (what binary samplers threshold on)
 
     def __init__(self, seed: int) -> None:
@@ -44,9 +44,9 @@ class World:
 
     # -- layout ---------------------------------------------------------------------------------
     def build(self, rng: random.Random) -> None:
-        self.add(LEARN, [rng.uniform(-4.5, 1.0) for _ in range(14)])
-        self.add(LEARN, [rng.uniform(3.0, 5.0) for _ in range(3)])  # already solved
-        self.add(DEAD, [-math.inf] * 3)
+        self.add(LEARN, [rng.uniform(-6.0, 1.0) for _ in range(20)])
+        self.add(LEARN, [rng.uniform(3.0, 5.0) for _ in range(4)])  # already solved
+        self.add(DEAD, [-math.inf] * 4)
 
     def add(self, kind: str, logits: list[float]) -> None:
         self.kinds += [kind] * len(logits)
@@ -96,7 +96,7 @@ class OrderedTiers(World):
     """Today's simulator world: 10 tiers, each one logit harder; a teaching group lifts the next tier by half its gain."""
 
     name = "ordered"
-    budget = 160_000
+    budget = 64_000
     lr = 0.05
     next_transfer = 0.5
 
