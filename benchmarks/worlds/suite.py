@@ -1,12 +1,15 @@
 """Run every sampler in every world over seeds and print one table per world, plus a verdict.
 
 Per run (the same world layout and reward stream for every sampler of a seed):
-- signal: share of groups that teach (a learnable family, successes that differ);
 - area: the run's average of the mean p over learnable families (area under mean p, per episode);
 - mastery: episodes until every learnable family has p >= 0.9 at once (else the final mean p);
+and over the learning phase (until mastery, or the whole budget if never), as benchmarks/simulate_curriculum.py
+does (after mastery nothing is left to learn, and a sampler that finished sooner would be charged for it):
+- signal: share of groups that teach (a learnable family, successes that differ);
 - wasted: share of draws on unlearnable families (dead, coin-flip);
 - on >= 0.9: share of draws on families already at p >= 0.9 when drawn;
-- pred/obs: the sampler's own predicted signal over the observed share of groups whose successes differ.
+- pred/obs: the sampler's own predicted signal over the observed share of groups whose successes differ
+  (the curriculum's ``predicted_signal`` metric, over the whole run).
 Wins: seeds on which the default curriculum does better than that row's sampler (ties are no win).
 """
 
@@ -96,7 +99,11 @@ def simulate(world_cls: type[World], make: Callable[..., peers.Peer], seed: int,
         area += mean_p * world.batch * g
         if mastery == math.inf and all(probs[j] >= 0.9 for j in learnable):
             mastery = episodes
+            phase = (groups, teaching, differ, wasted, on_mastered)
         step += 1
+    if mastery == math.inf:
+        phase = (groups, teaching, differ, wasted, on_mastered)
+    groups, teaching, differ, wasted, on_mastered = phase
     return Run(
         signal=teaching / groups,
         area=area / episodes,
