@@ -8,8 +8,8 @@ does (after mastery nothing is left to learn, and a sampler that finished sooner
 - signal: share of groups that teach (a learnable family, successes that differ);
 - wasted: share of draws on unlearnable families (dead, coin-flip);
 - on >= 0.9: share of draws on families already at p >= 0.9 when drawn;
-- pred/obs: the sampler's own predicted signal over the observed share of groups whose successes differ
-  (the curriculum's ``predicted_signal`` metric, over the whole run).
+- pred/obs: the sampler's own predicted signal (the curriculum's ``predicted_signal`` metric) over the observed
+  share of groups whose successes differ, both over the whole run.
 Wins: seeds on which the default curriculum does better than that row's sampler (ties are no win).
 """
 
@@ -99,11 +99,12 @@ def simulate(world_cls: type[World], make: Callable[..., peers.Peer], seed: int,
         area += mean_p * world.batch * g
         if mastery == math.inf and all(probs[j] >= 0.9 for j in learnable):
             mastery = episodes
-            phase = (groups, teaching, differ, wasted, on_mastered)
+            phase = (groups, teaching, wasted, on_mastered)
         step += 1
+    observed = differ / groups  # over the whole run, as the sampler's predicted_signal is
     if mastery == math.inf:
-        phase = (groups, teaching, differ, wasted, on_mastered)
-    groups, teaching, differ, wasted, on_mastered = phase
+        phase = (groups, teaching, wasted, on_mastered)
+    groups, teaching, wasted, on_mastered = phase
     return Run(
         signal=teaching / groups,
         area=area / episodes,
@@ -112,7 +113,7 @@ def simulate(world_cls: type[World], make: Callable[..., peers.Peer], seed: int,
         wasted=wasted / groups,
         on_mastered=on_mastered / groups,
         predicted=sampler.predicted_signal(),
-        observed=differ / groups,
+        observed=observed,
     )
 
 
@@ -176,7 +177,7 @@ def table(world_cls: type[World], results: dict[str, list[Run]], budget: int) ->
     w = world_cls(0)
     kinds = {kind: w.kinds.count(kind) for kind in dict.fromkeys(w.kinds)}
     lines.append(
-        f"### world `{world_cls.name}`: {world_cls.__doc__.splitlines()[0]}\n"
+        f"### world `{world_cls.name}`: {' '.join(world_cls.__doc__.split(chr(10) + chr(10))[0].split())}\n"
         f"{', '.join(f'{v} {k}' for k, v in kinds.items())} families; G={w.group_size}, {w.batch} groups/step, "
         f"{budget:,} episodes, {n} seeds. Cells: median [min, max]; wins: seeds where `{DEFAULT}` beats the row.\n"
     )
@@ -204,6 +205,29 @@ def table(world_cls: type[World], results: dict[str, list[Run]], budget: int) ->
         )
     ok, losses = verdict(results)
     lines.append("\nverdict: " + ("default meets the bar" if ok else "default falls short: " + "; ".join(losses)))
+    return "\n".join(lines)
+
+
+def summary(results: dict[str, dict[str, list[Run]]]) -> str:
+    """One row per world: the default's wins (signal/area/mastery) against each peer, and the verdict."""
+    first = next(iter(results.values()))
+    competitors = [name for name in first if name not in REFERENCES and name not in OURS]
+    lines = [
+        f"### summary: seeds won by `{DEFAULT}` (signal/area/mastery) out of {len(first[DEFAULT])}\n",
+        "| world | " + " | ".join(competitors) + " | meets the bar |",
+        "|" + "---|" * (len(competitors) + 2),
+    ]
+    for world_name, by_sampler in results.items():
+        ours = by_sampler[DEFAULT]
+        cells = []
+        for name in competitors:
+            theirs = by_sampler[name]
+            cells.append("/".join(str(n) for n in (
+                sum(a.signal > b.signal for a, b in zip(ours, theirs)),
+                sum(a.area > b.area for a, b in zip(ours, theirs)),
+                sum(mastery_better(a, b) for a, b in zip(ours, theirs)),
+            )))
+        lines.append(f"| {world_name} | " + " | ".join(cells) + f" | {'yes' if verdict(by_sampler)[0] else 'no'} |")
     return "\n".join(lines)
 
 
@@ -239,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     for world_name, by_sampler in results.items():
         cls = WORLDS[world_name]
         print(table(cls, by_sampler, max(cls.batch * cls.group_size, int(cls.budget * scale))) + "\n")
+    print(summary(results))
     passed = sum(verdict(r)[0] for r in results.values())
-    print(f"default meets the bar in {passed}/{len(results)} worlds ({time.perf_counter() - start:.1f} s)")
+    print(f"\ndefault meets the bar in {passed}/{len(results)} worlds ({time.perf_counter() - start:.1f} s)")
     return 0

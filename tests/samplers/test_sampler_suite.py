@@ -22,7 +22,8 @@ def test_quick_mode_prints_a_table_per_world_with_every_sampler(capsys):
     suite = _suite()
     assert suite.main(["--quick"]) == 0
     out = capsys.readouterr().out
-    tables = out.split("### world ")[1:]
+    chunks = out.split("### ")[1:]
+    tables = [chunk for chunk in chunks if chunk.startswith("world ")]
     assert [t.split("`")[1] for t in tables] == list(suite.WORLDS)
     for table in tables:
         rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| sampler")]
@@ -35,7 +36,15 @@ def test_quick_mode_prints_a_table_per_world_with_every_sampler(capsys):
         oracle = next(r for r in rows if r.startswith("| oracle"))
         assert oracle.split(" | ")[4].startswith("0.000")  # the oracle never draws an unlearnable family
         assert "verdict: default" in table
-    assert "default meets the bar in" in out
+    summary = chunks[-1]
+    assert summary.startswith("summary")
+    rows = [line.strip("| ").split(" | ") for line in summary.splitlines() if line.startswith("| ") and "world" not in line]
+    assert [row[0] for row in rows] == list(suite.WORLDS)
+    for row in rows:
+        for cell in row[1:-1]:  # wins out of 3 quick seeds: signal/area/mastery
+            assert all(0 <= int(n) <= 3 for n in cell.split("/")) and cell.count("/") == 2
+        assert row[-1] in ("yes", "no")
+    assert f"default meets the bar in {sum(row[-1] == 'yes' for row in rows)}/{len(rows)} worlds" in out
 
 
 def test_runs_are_reproducible_and_samplers_differ():
