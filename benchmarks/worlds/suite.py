@@ -139,10 +139,10 @@ def mastery_text(runs: list[Run]) -> str:
     return f"p {spread([r.final_p for r in runs], '.3f')} ({len(solved)} solved)"
 
 
-def verdict(results: dict[str, list[Run]]) -> tuple[bool, list[str]]:
+def verdict(results: dict[str, list[Run]], hero: str = DEFAULT) -> tuple[bool, list[str]]:
     """The issue's bar for the default: a majority of seeds on signal and area against every peer, and
     mastery within 10% of the best peer's median (episodes; or the gap 1 - final p when unsolved)."""
-    ours = results[DEFAULT]
+    ours = results[hero]
     n = len(ours)
     losses = []
     competitors = [name for name in results if name not in REFERENCES and name not in OURS]
@@ -170,8 +170,8 @@ def _within(key: tuple[int, float]) -> tuple[int, float]:
     return (key[0], key[1] * 1.10)
 
 
-def table(world_cls: type[World], results: dict[str, list[Run]], budget: int) -> str:
-    ours = results[DEFAULT]
+def table(world_cls: type[World], results: dict[str, list[Run]], budget: int, hero: str = DEFAULT) -> str:
+    ours = results[hero]
     n = len(ours)
     lines = []
     w = world_cls(0)
@@ -179,7 +179,7 @@ def table(world_cls: type[World], results: dict[str, list[Run]], budget: int) ->
     lines.append(
         f"### world `{world_cls.name}`: {' '.join(world_cls.__doc__.split(chr(10) + chr(10))[0].split())}\n"
         f"{', '.join(f'{v} {k}' for k, v in kinds.items())} families; G={w.group_size}, {w.batch} groups/step, "
-        f"{budget:,} episodes, {n} seeds. Cells: median [min, max]; wins: seeds where `{DEFAULT}` beats the row.\n"
+        f"{budget:,} episodes, {n} seeds. Cells: median [min, max]; wins: seeds where `{hero}` beats the row.\n"
     )
     head = ("sampler", "signal", "area mean p", "mastery (episodes or final p)", "wasted", "on p>=0.9", "pred/obs",
             "wins sig/area/mast")
@@ -187,7 +187,7 @@ def table(world_cls: type[World], results: dict[str, list[Run]], budget: int) ->
     lines.append("|" + "---|" * len(head))
     for name, runs in results.items():
         ratios = [r.predicted / r.observed for r in runs if r.predicted is not None and r.observed > 0]
-        if name == DEFAULT:
+        if name == hero:
             wins = "-"
         else:
             wins = "/".join(
@@ -203,22 +203,22 @@ def table(world_cls: type[World], results: dict[str, list[Run]], budget: int) ->
             f"{mastery_text(runs)} | {spread([r.wasted for r in runs], '.3f')} | "
             f"{spread([r.on_mastered for r in runs], '.3f')} | {spread(ratios, '.2f') if ratios else 'n/a'} | {wins} |"
         )
-    ok, losses = verdict(results)
-    lines.append("\nverdict: " + ("default meets the bar" if ok else "default falls short: " + "; ".join(losses)))
+    ok, losses = verdict(results, hero)
+    lines.append(f"\nverdict: `{hero}` " + ("meets the bar" if ok else "falls short: " + "; ".join(losses)))
     return "\n".join(lines)
 
 
-def summary(results: dict[str, dict[str, list[Run]]]) -> str:
+def summary(results: dict[str, dict[str, list[Run]]], hero: str = DEFAULT) -> str:
     """One row per world: the default's wins (signal/area/mastery) against each peer, and the verdict."""
     first = next(iter(results.values()))
     competitors = [name for name in first if name not in REFERENCES and name not in OURS]
     lines = [
-        f"### summary: seeds won by `{DEFAULT}` (signal/area/mastery) out of {len(first[DEFAULT])}\n",
+        f"### summary: seeds won by `{hero}` (signal/area/mastery) out of {len(first[hero])}\n",
         "| world | " + " | ".join(competitors) + " | meets the bar |",
         "|" + "---|" * (len(competitors) + 2),
     ]
     for world_name, by_sampler in results.items():
-        ours = by_sampler[DEFAULT]
+        ours = by_sampler[hero]
         cells = []
         for name in competitors:
             theirs = by_sampler[name]
@@ -227,7 +227,7 @@ def summary(results: dict[str, dict[str, list[Run]]]) -> str:
                 sum(a.area > b.area for a, b in zip(ours, theirs)),
                 sum(mastery_better(a, b) for a, b in zip(ours, theirs)),
             )))
-        lines.append(f"| {world_name} | " + " | ".join(cells) + f" | {'yes' if verdict(by_sampler)[0] else 'no'} |")
+        lines.append(f"| {world_name} | " + " | ".join(cells) + f" | {'yes' if verdict(by_sampler, hero)[0] else 'no'} |")
     return "\n".join(lines)
 
 
@@ -248,13 +248,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worlds", nargs="+", default=list(WORLDS), choices=list(WORLDS), metavar="WORLD",
                         help=f"worlds to run (default all: {', '.join(WORLDS)})")
     parser.add_argument("--samplers", nargs="+", default=list(SAMPLERS), choices=list(SAMPLERS), metavar="NAME",
-                        help=f"samplers to run; must include {DEFAULT!r} (default all)")
+                        help="samplers to run; must include the --wins-for one (default all)")
+    parser.add_argument("--wins-for", default=DEFAULT, choices=list(OURS), metavar="NAME",
+                        help=f"which of the package's rules the wins and the verdict are counted for: {', '.join(OURS)} "
+                             f"(default {DEFAULT!r}, the package default)")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every world's episode budget (default 1)")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke test in seconds: 3 seeds, 10%% of each budget (numbers mean little)")
     args = parser.parse_args(argv)
-    if DEFAULT not in args.samplers:
-        parser.error(f"--samplers must include {DEFAULT!r}: the wins are counted for it")
+    hero = args.wins_for
+    if hero not in args.samplers:
+        parser.error(f"--samplers must include {hero!r}: the wins are counted for it (--wins-for)")
     seeds, scale = (3, 0.1) if args.quick else (args.seeds, args.scale)
     if seeds < 1 or scale <= 0:
         parser.error("--seeds must be >= 1 and --scale > 0")
@@ -262,8 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     results = run_suite(args.worlds, args.samplers, seeds, scale)
     for world_name, by_sampler in results.items():
         cls = WORLDS[world_name]
-        print(table(cls, by_sampler, max(cls.batch * cls.group_size, int(cls.budget * scale))) + "\n")
-    print(summary(results))
-    passed = sum(verdict(r)[0] for r in results.values())
-    print(f"\ndefault meets the bar in {passed}/{len(results)} worlds ({time.perf_counter() - start:.1f} s)")
+        print(table(cls, by_sampler, max(cls.batch * cls.group_size, int(cls.budget * scale)), hero) + "\n")
+    print(summary(results, hero))
+    passed = sum(verdict(r, hero)[0] for r in results.values())
+    print(f"\n`{hero}` meets the bar in {passed}/{len(results)} worlds ({time.perf_counter() - start:.1f} s)")
     return 0

@@ -35,7 +35,7 @@ def test_quick_mode_prints_a_table_per_world_with_every_sampler(capsys):
                 assert 0.0 <= low <= median <= high <= 1.0
         oracle = next(r for r in rows if r.startswith("| oracle"))
         assert oracle.split(" | ")[4].startswith("0.000")  # the oracle never draws an unlearnable family
-        assert "verdict: default" in table
+        assert "verdict: `curriculum`" in table
     summary = chunks[-1]
     assert summary.startswith("summary")
     rows = [line.strip("| ").split(" | ") for line in summary.splitlines() if line.startswith("| ") and "world" not in line]
@@ -44,7 +44,7 @@ def test_quick_mode_prints_a_table_per_world_with_every_sampler(capsys):
         for cell in row[1:-1]:  # wins out of 3 quick seeds: signal/area/mastery
             assert all(0 <= int(n) <= 3 for n in cell.split("/")) and cell.count("/") == 2
         assert row[-1] in ("yes", "no")
-    assert f"default meets the bar in {sum(row[-1] == 'yes' for row in rows)}/{len(rows)} worlds" in out
+    assert f"`curriculum` meets the bar in {sum(row[-1] == 'yes' for row in rows)}/{len(rows)} worlds" in out
 
 
 def test_runs_are_reproducible_and_samplers_differ():
