@@ -15,7 +15,7 @@ keeps a decayed share of groups whose reward spread exceeds ``tolerance``, with 
 prior, and weighs ``share + epsilon``; it also follows spread that is only format noise, which the
 default, thresholding rewards at ``success_threshold``, never does. ``epsilon`` (default 0.005 for
 headroom, 0.02 otherwise, as the RFC had it) is the floor that keeps every key drawn.
-In both modes the metric ``observed_signal`` counts groups whose rewards differ by more than
+In every mode the metric ``observed_signal`` counts groups whose rewards differ by more than
 ``tolerance`` (what GRPO sees), beside ``predicted_signal``, the estimate at draw time.
 
 Counts are stored as evidence apart from the prior (``s = gamma**n + evidence``) so that states of
