@@ -231,10 +231,14 @@ def summary(results: dict[str, dict[str, list[Run]]], hero: str = DEFAULT) -> st
     return "\n".join(lines)
 
 
-def run_suite(worlds: list[str], samplers: list[str], seeds: int, scale: float = 1.0) -> dict[str, dict[str, list[Run]]]:
+def run_suite(
+    worlds: list[str], samplers: list[str], seeds: int, scale: float = 1.0, lr_scale: float = 1.0
+) -> dict[str, dict[str, list[Run]]]:
     out = {}
     for world_name in worlds:
         cls = WORLDS[world_name]
+        if lr_scale != 1.0:  # the same world, learning slower (or faster)
+            cls = type(cls.__name__, (cls,), {"lr": cls.lr * lr_scale})
         budget = max(cls.batch * cls.group_size, int(cls.budget * scale))
         out[world_name] = {
             name: [simulate(cls, SAMPLERS[name], seed, budget) for seed in range(seeds)] for name in samplers
@@ -253,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"which of the package's rules the wins and the verdict are counted for: {', '.join(OURS)} "
                              f"(default {DEFAULT!r}, the package default)")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every world's episode budget (default 1)")
+    parser.add_argument("--lr-scale", type=float, default=1.0,
+                        help="multiply every world's learning rate (default 1; e.g. 0.4 with --scale 2.5: slower learning)")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke test in seconds: 3 seeds, 10%% of each budget (numbers mean little)")
     args = parser.parse_args(argv)
@@ -260,10 +266,10 @@ def main(argv: list[str] | None = None) -> int:
     if hero not in args.samplers:
         parser.error(f"--samplers must include {hero!r}: the wins are counted for it (--wins-for)")
     seeds, scale = (3, 0.1) if args.quick else (args.seeds, args.scale)
-    if seeds < 1 or scale <= 0:
-        parser.error("--seeds must be >= 1 and --scale > 0")
+    if seeds < 1 or scale <= 0 or args.lr_scale <= 0:
+        parser.error("--seeds must be >= 1, --scale and --lr-scale > 0")
     start = time.perf_counter()
-    results = run_suite(args.worlds, args.samplers, seeds, scale)
+    results = run_suite(args.worlds, args.samplers, seeds, scale, args.lr_scale)
     for world_name, by_sampler in results.items():
         cls = WORLDS[world_name]
         print(table(cls, by_sampler, max(cls.batch * cls.group_size, int(cls.budget * scale)), hero) + "\n")
