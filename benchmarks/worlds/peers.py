@@ -16,8 +16,6 @@ from openenv_prime.samplers import CurriculumSampler, Task
 class Peer:
     """Base: a seeded RNG over ``k`` families; successes are rewards >= ``success_reward``."""
 
-    predicts = False  # whether ``predicted_signal`` means something
-
     def __init__(self, k: int, group_size: int, seed: int, success_reward: float = 1.0) -> None:
         self.k = k
         self.group_size = group_size
@@ -34,6 +32,7 @@ class Peer:
         pass
 
     def predicted_signal(self) -> float | None:
+        """The sampler's own mean predicted signal at draw time, if it makes one."""
         return None
 
     def success_share(self, rewards: Sequence[float]) -> float:
@@ -163,8 +162,6 @@ class Oracle(Peer):
     """A reference, not a competitor: draws each family in proportion to its true chance that the next
     group teaches (0 for dead and coin-flip families), read from the world at draw time."""
 
-    predicts = True
-
     def bind(self, world: Any) -> None:
         self.world = world
         self.predicted_sum = 0.0
@@ -188,8 +185,6 @@ class Oracle(Peer):
 
 class Curriculum(Peer):
     """This package's ``CurriculumSampler`` over one task per family, with the given settings."""
-
-    predicts = True
 
     def __init__(self, k: int, group_size: int, seed: int, success_reward: float = 1.0, **settings: Any) -> None:
         super().__init__(k, group_size, seed, success_reward)
