@@ -158,10 +158,16 @@ class Jumps(World):
     every = 40  # steps between events
     size = 3.0
 
+    def build(self, rng: random.Random) -> None:
+        super().build(rng)
+        learnable = [i for i, kind in enumerate(self.kinds) if kind == LEARN]
+        # Drawn with the layout, so every sampler of a seed meets the same events at the same steps.
+        self.events = [(rng.choice(learnable), rng.choice((self.size, -self.size))) for _ in range(1000)]
+
     def after_step(self, step: int, trained: set[int], rng: random.Random) -> None:
         if step % self.every == self.every - 1:
-            j = rng.choice(self.learnable_index)
-            self.logits[j] += self.size if rng.random() < 0.5 else -self.size
+            family, change = self.events[(step // self.every) % len(self.events)]
+            self.logits[family] += change
 
 
 class LateFeedback(World):
