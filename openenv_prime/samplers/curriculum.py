@@ -29,8 +29,11 @@ import math
 from typing import Any, Iterable
 
 from openenv_prime.samplers.cycles import KeyCycles
+from openenv_prime.samplers.lineage import extended, history_digest, parse_lineage
 from openenv_prime.samplers.pool import TaskPool
-from openenv_prime.samplers.pooled import DEFAULT_TOLERANCE, PooledSampler, parse_list
+from openenv_prime.samplers.pooled import DEFAULT_TOLERANCE, FLOAT_STATS, INT_STATS, PooledSampler
+from openenv_prime.samplers.rngstate import rng_to_json
+from openenv_prime.samplers.statecheck import parse_list, section
 from openenv_prime.samplers.sumtree import SumTree
 from openenv_prime.samplers.task import Task
 
@@ -40,6 +43,8 @@ SIGNAL_MODES = ("headroom", "binary", "variance")
 DEFAULT_EPSILON = {"headroom": 0.005, "binary": 0.02, "variance": 0.02}
 # Per-key learning state saved in state_dict["curriculum"], aligned with the pool's keys.
 _EVIDENCE = ("successes", "failures", "spread", "flat", "predicted_sum")
+# The per-key lists a state's history digest covers (stats, then curriculum), as merge.py parses them too.
+HISTORY_COLUMNS = (*INT_STATS, *FLOAT_STATS, "updates", *_EVIDENCE)
 
 
 class CurriculumSampler(PooledSampler):
@@ -83,6 +88,8 @@ class CurriculumSampler(PooledSampler):
         self._flat = [0.0] * k
         self._predicted_sum = [0.0] * k
         self._cycles = KeyCycles(self.pool)
+        self._lineage: list[str] = []  # digests of the shared states this history forked from (lineage.py)
+        self._loaded_digest: str | None = None  # of the state last loaded; in memory only
         self._after_load()
 
     @property
@@ -164,18 +171,44 @@ class CurriculumSampler(PooledSampler):
         learned: dict[str, Any] = {"updates": list(self._updates)}
         for name in _EVIDENCE:
             learned[name] = list(getattr(self, "_" + name))
-        return {"curriculum": learned, "cycles": self._cycles.to_json()}
+        return {"curriculum": learned, "cycles": self._cycles.to_json(), "lineage": list(self._lineage)}
 
     def _import(self, state: dict[str, Any]) -> dict[str, Any]:
-        learned = state.get("curriculum")
-        if not isinstance(learned, dict):
-            raise ValueError("state_dict['curriculum'] is missing or not a dict")
+        learned = section(state, "curriculum")
         k = len(self.pool.keys)
         values: dict[str, Any] = {"_updates": parse_list(learned.get("updates"), "curriculum.updates", k, int)}
         for name in _EVIDENCE:
             values["_" + name] = parse_list(learned.get(name), f"curriculum.{name}", k, float)
+        for slot, updates in enumerate(values["_updates"]):
+            if self.gamma**updates > 0.0:
+                continue  # the prior keeps every estimate defined
+            for a, b in (("successes", "failures"), ("spread", "flat")):
+                if values["_" + a][slot] + values["_" + b][slot] == 0.0:
+                    raise ValueError(
+                        f"state_dict fields curriculum.{a}[{slot}] and curriculum.{b}[{slot}] are both 0 after "
+                        f"{updates} updates of key {self.pool.keys[slot]!r}: an updated key has evidence"
+                    )
         values["_cycles"] = KeyCycles.from_json(state.get("cycles"), self.pool)
+        values["_lineage"] = parse_lineage(state.get("lineage"))
         return values
+
+    def _note_load(self) -> None:
+        self._loaded_digest = self._digest()
+
+    def reseed(self, seed: int) -> None:
+        """Restart the RNG from ``seed``, keeping all statistics, and record the state loaded before (or,
+        without one, the current state) as where this worker forked: ``merge_state_dicts`` then counts
+        that shared state once, and refuses to merge without it as ``base``."""
+        fork = self._loaded_digest
+        if fork is None and (any(self._updates) or any(self._draws) or self._lineage):
+            fork = self._digest()
+        super().reseed(seed)
+        if fork is not None and self._lineage[-1:] != [fork]:
+            self._lineage = extended(self._lineage, fork)
+
+    def _digest(self) -> str:
+        columns = {name: getattr(self, "_" + name) for name in HISTORY_COLUMNS}
+        return history_digest(columns, rng_to_json(self._rng), self._lineage)
 
     def _total_metrics(self) -> dict[str, float]:
         draws = sum(self._draws)
