@@ -10,7 +10,8 @@ does (after mastery nothing is left to learn, and a sampler that finished sooner
 - on >= 0.9: share of draws on families already at p >= 0.9 when drawn;
 - pred/obs: the sampler's own predicted signal (the curriculum's ``predicted_signal`` metric) over the observed
   share of groups whose successes differ, both over the whole run.
-Wins: seeds on which the default curriculum does better than that row's sampler (ties are no win).
+Wins: seeds on which the default curriculum (or the rule named by --wins-for) does better than that row's sampler
+(ties are no win).
 """
 
 from __future__ import annotations
