@@ -89,6 +89,31 @@ def serve_chain_sum(
     return _run(sock, build_app(tiers, schedule, max_sessions, session_timeout), log_level)
 
 
+def serve_reasoning_gym(args, max_sessions: int) -> int:
+    """`openenv-prime serve reasoning-gym`: datasets checked (tiers, one item each) before serving."""
+    sock = _bind(args.host, args.port)
+    datasets = [d.strip() for d in (args.datasets or "").split(",") if d.strip()]
+    per_tier = {"train": 10_000 if args.train_size is None else args.train_size, "test": 200 if args.test_size is None else args.test_size}
+    try:
+        if not datasets:
+            raise ValueError("--datasets is required: name one or more reasoning-gym datasets, e.g. --datasets leg_counting,chain_sum")
+        if max_sessions < 1:
+            raise ValueError(f"--max-sessions must be at least 1, got {max_sessions}")
+        from openenv_prime.envs.reasoning_gym_tiers.taskset import ReasoningGymTaskset, check_datasets
+
+        tiers = 3 if args.tiers is None else args.tiers
+        ReasoningGymTaskset(datasets, tiers, per_tier)
+        check_datasets(datasets, tiers)
+        _skip_gradio_unless_web_ui()
+        from openenv_prime.envs.reasoning_gym_tiers.app import build_app
+
+        app = build_app(datasets, tiers, per_tier, max_sessions, args.session_timeout)
+    except ValueError as error:
+        sock.close()
+        raise SystemExit(f"openenv-prime serve reasoning-gym: {error}")
+    return _run(sock, app, args.log_level)
+
+
 def serve_with_tasks(
     env: type | str,
     tasks,

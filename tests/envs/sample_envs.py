@@ -110,3 +110,13 @@ def guess_tasks() -> list[dict[str, Any]]:
 def secret_tasks() -> list[dict[str, Any]]:
     """A task list for SecretToolsEnvironment: `bonus` reaches its reset through **kwargs."""
     return [{"split": "test", "id": f"s{i}", "tier": i, "reset": {"seed": 100 + i, "bonus": i}} for i in range(3)]
+
+
+
+class AsyncGuessEnvironment(GuessEnvironment):
+    """Overrides `reset_async`, so openenv calls that (not `reset`) for each episode."""
+
+    async def reset_async(self, seed: Optional[int] = None, episode_id: Optional[str] = None, level: int = 0) -> GuessObservation:
+        observation = self.reset(seed=seed, episode_id=episode_id, level=level)
+        observation.target_hint = "async"
+        return observation

@@ -244,22 +244,42 @@ def test_mcp_environment_errors(secret):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["tests.envs.sample_envs:NoArgsEnvironment", "--tasks", "{empty_resets}", "--max-sessions", "4"], "use --max-sessions 1"),
         ([GUESS], "pass exactly one of --tasks FILE.jsonl or --seeds N"),
         ([GUESS, "--seeds", "3", "--tiers", "2"], "--tiers does not apply to MODULE:CLASS"),
         ([GUESS, "--tasks", "{missing}"], "no such file"),
-        (["tests.envs.sample_envs:Missing", "--seeds", "3"], "has no attribute 'Missing'"),
         (["nope"], "unknown environment 'nope'; use one of chain-sum, reasoning-gym or MODULE:CLASS"),
+        (["chain-sum", "--datasets", "leg_counting"], "--datasets does not apply to chain-sum"),
+        (["reasoning-gym", "--datasets", "leg_counting", "--schedule", "interleaved"], "--schedule does not apply to reasoning-gym"),
+        (["reasoning-gym"], "--datasets is required"),
+        (["reasoning-gym", "--datasets", "leg_counting", "--test-size", "0"], "--test-size must be an integer from 1"),
+        (["reasoning-gym", "--datasets", "leg_counting,composite"], "'composite' registers no curriculum"),
     ],
 )
 def test_serve_refuses_bad_arguments_with_a_message_naming_them(args, message, tmp_path):
-    (tmp_path / "empty.jsonl").write_text('{"reset": {}}\n{"reset": {}, "split": "test"}\n')
-    args = [a.format(empty_resets=tmp_path / "empty.jsonl", missing=tmp_path / "missing.jsonl") for a in args]
+    """Each of these fails before openenv is imported, so each run is quick; the rest are checked in process."""
+    args = [a.format(missing=tmp_path / "missing.jsonl") for a in args]
     done = subprocess.run(
         [sys.executable, "-m", "openenv_prime.envs", "serve", *args, "--port", "0"],
         capture_output=True, text=True, timeout=120, env={**_environ(), PARENT_PID_VAR: ""},
     )
     assert done.returncode != 0 and re.search(message, done.stderr), done.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    "env, options, message",
+    [
+        ("tests.envs.sample_envs:NoArgsEnvironment", {"max_sessions": 4}, "does not set SUPPORTS_CONCURRENT_SESSIONS = True.*use --max-sessions 1"),
+        ("tests.envs.sample_envs:Missing", {}, "has no attribute 'Missing'"),
+        (GUESS, {"env_kwargs": {"colour": "red"}}, r"cannot construct GuessEnvironment\(colour='red'\)"),
+        (GUESS, {"session_timeout": 0}, "--session-timeout must be positive"),
+    ],
+)
+def test_create_app_refuses_what_it_cannot_serve(env, options, message):
+    sys.modules.setdefault("gradio", None)
+    from openenv_prime.envs.taskapi import create_app_with_tasks
+
+    with pytest.raises(ValueError, match=message):
+        create_app_with_tasks(env, lambda: [{"reset": {}}], **options)
 
 
 def test_local_server_reports_a_refused_class_with_the_servers_message():

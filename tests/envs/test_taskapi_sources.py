@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from openenv_prime.client.tasklist import TaskListError
 from openenv_prime.envs.errors import TaskIndexError, TaskRequestError
-from openenv_prime.envs.taskapi import SeedSource, TaskListSource, as_task_source
+from openenv_prime.envs.taskapi import SeedSource, as_task_source
 from openenv_prime.envs.taskapi.app import default_env_name
 from openenv_prime.envs.taskapi.classes import load_class, resolve_classes
 from openenv_prime.envs.taskapi.seeds import SEED_STRIDE
@@ -137,21 +137,34 @@ def test_reset_arguments_the_class_does_not_take_are_refused_at_start_up():
         with_task_api(dict, SeedSource(1))
 
 
-def test_classes_are_read_from_the_environment_or_named_explicitly():
+UNANNOTATED = """
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import Action, Observation, State
+{imports}
+
+class Unannotated(Environment):  # like OpenEnv's connect4: no type arguments, no return annotations
+    def reset(self, seed=None, episode_id=None): ...
+    def step(self, action, timeout_s=None, **kwargs): ...
+    state = None
+"""
+
+
+def test_classes_are_read_from_the_environment_or_named_explicitly(tmp_path, monkeypatch):
     assert resolve_classes(GuessEnvironment)[:2] == (GuessAction, GuessObservation)
     from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
 
     assert resolve_classes(SecretToolsEnvironment)[:2] == (CallToolAction, CallToolObservation)
-    from openenv.core.env_server.interfaces import Environment
-
-    class Bare(Environment):
-        def reset(self, seed=None, episode_id=None, **kwargs): ...
-        def step(self, action, timeout_s=None, **kwargs): ...
-        state = None
-
-    with pytest.raises(ValueError, match="cannot tell the action class of .*Bare.*pass --action MODULE:CLASS"):
-        resolve_classes(Bare)
-    assert resolve_classes(Bare, GuessAction, GuessObservation)[:2] == (GuessAction, GuessObservation)
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    # the one Action and the one Observation subclass its module imports
+    (tmp_path / "toy_one_each.py").write_text(UNANNOTATED.format(imports="from tests.envs.sample_envs import GuessAction, GuessObservation"))
+    assert resolve_classes(load_class("toy_one_each:Unannotated"))[:2] == (GuessAction, GuessObservation)
+    # two candidates: no guess, the error names the flag
+    two = "from tests.envs.sample_envs import GuessAction\nclass A2(Action): pass\nclass O2(Observation): pass"
+    (tmp_path / "toy_two_each.py").write_text(UNANNOTATED.format(imports=two))
+    unannotated = load_class("toy_two_each:Unannotated")
+    with pytest.raises(ValueError, match="cannot tell the action class of Unannotated.*pass --action MODULE:CLASS"):
+        resolve_classes(unannotated)
+    assert resolve_classes(unannotated, GuessAction, GuessObservation)[:2] == (GuessAction, GuessObservation)
 
 
 def test_load_class_reports_what_is_wrong():
@@ -173,6 +186,9 @@ def test_load_class_imports_from_a_checkout_path(tmp_path, monkeypatch):
     (package / "__init__.py").write_text("")
     (package / "env.py").write_text("from tests.envs.sample_envs import GuessEnvironment as ToyEnvironment\n")
     assert load_class("toy_checkout_envs.toy_env.env:ToyEnvironment", [tmp_path / "my_checkout"]) is GuessEnvironment
+    (tmp_path / "my_checkout" / "toy_checkout_envs" / "toy_env" / "needs_dep.py").write_text("import no_such_dependency_xyz\n")
+    with pytest.raises(ValueError, match="it imports 'no_such_dependency_xyz': install the package that provides it"):
+        load_class("toy_checkout_envs.toy_env.needs_dep:Env", [tmp_path / "my_checkout"])
     with pytest.raises(ValueError, match="is not a directory"):
         load_class("toy_checkout_envs.toy_env.env:ToyEnvironment", [tmp_path / "missing"])
 
@@ -183,3 +199,16 @@ def test_load_class_imports_from_a_checkout_path(tmp_path, monkeypatch):
 )
 def test_default_env_name_follows_openenvs_naming(name, expected):
     assert default_env_name(type(name, (), {})) == expected
+
+
+def test_a_class_with_its_own_reset_async_gets_the_task_there_too():
+    import asyncio
+
+    from tests.envs.sample_envs import AsyncGuessEnvironment
+
+    env = with_task_api(AsyncGuessEnvironment, lambda: RECORDS)()
+    obs = asyncio.run(env.reset_async(split="train", index=1))
+    assert (obs.seed, obs.level, obs.target_hint) == (1, 5, "async")
+    with pytest.raises(TaskRequestError, match="unknown reset argument 'colour'"):
+        asyncio.run(env.reset_async(split="train", index=1, colour="red"))
+    assert "reset_async" not in with_task_api(GuessEnvironment, lambda: RECORDS).__dict__  # only where the class has one

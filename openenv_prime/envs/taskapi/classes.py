@@ -1,11 +1,13 @@
 """Find the classes `create_app` needs for an environment class: import `MODULE:CLASS`, infer its action,
 observation and state classes.
 
-An environment written for OpenEnv names them in one of three places, tried in this order: the
+An environment written for OpenEnv names them in one of four places, tried in this order: the
 generic parameters of its base (`class Env(Environment[MyAction, MyObservation, MyState])`), the
-annotations of `step` (``def step(self, action: MyAction) -> MyObservation``) and `reset`/`state`, or,
-for an `MCPEnvironment`, openenv's own `CallToolAction`/`CallToolObservation` (what OpenEnv's MCP
-servers pass). Explicit classes always win; when none is found the error names the flag to pass.
+annotations of `step` (``def step(self, action: MyAction) -> MyObservation``) and `reset`/`state`, the
+one such class its module imports (OpenEnv's connect4 annotates no return type but imports exactly one
+observation class; not for the state class, which openenv 0.10 validates `/state` answers against), or, for an `MCPEnvironment`, openenv's own `CallToolAction`/`CallToolObservation`
+(what OpenEnv's MCP servers pass). Explicit classes always win; when none is found the error names the
+flag to pass.
 """
 
 from __future__ import annotations
@@ -36,10 +38,12 @@ def load_class(spec: str, paths: Sequence[str | os.PathLike[str]] = ()) -> type:
     try:
         target: Any = importlib.import_module(module_name)
     except ImportError as error:
-        raise ValueError(
-            f"cannot import module {module_name!r} for {spec!r}: {error}; put the folder it lives under on --path "
-            f"(or PYTHONPATH)"
-        ) from error
+        missing = getattr(error, "name", None) or ""
+        if missing and not (module_name == missing or module_name.startswith(missing + ".")):
+            hint = f"the module itself was found, but it imports {missing!r}: install the package that provides it"
+        else:
+            hint = "put the folder its package lives under on --path (or PYTHONPATH)"
+        raise ValueError(f"cannot import module {module_name!r} for {spec!r}: {error}; {hint}") from error
     for part in attribute.split("."):
         if not hasattr(target, part):
             raise ValueError(f"module {module_name!r} has no attribute {attribute!r} (from {spec!r})")
@@ -80,17 +84,24 @@ def infer_classes(env_cls: type) -> tuple[type | None, type | None, type | None]
         State: [*args, _hints(env_cls.state).get("return")],
     }
     found = {base: next((c for c in found if _strict_subclass(c, base)), None) for base, found in candidates.items()}
-    action, observation, state = found[Action], found[Observation], found[State]
-    if action is None or observation is None:
-        try:
-            from openenv.core.env_server.mcp_environment import MCPEnvironment
-            from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
-        except ImportError:  # an openenv without MCP support
-            MCPEnvironment = None
-        if MCPEnvironment is not None and issubclass(env_cls, MCPEnvironment):
-            action = action or CallToolAction
-            observation = observation or CallToolObservation
-    return action, observation, state
+    try:
+        from openenv.core.env_server.mcp_environment import MCPEnvironment
+        from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
+
+        mcp_defaults = {Action: CallToolAction, Observation: CallToolObservation}
+    except ImportError:  # an openenv without MCP support
+        MCPEnvironment, mcp_defaults = None, {}
+    namespace = vars(sys.modules[env_cls.__module__]) if env_cls.__module__ in sys.modules else {}
+    for base in (Action, Observation):  # not State: openenv 0.10 validates /state answers against it, so no guessing
+        if found[base] is not None:
+            continue
+        if MCPEnvironment is not None and issubclass(env_cls, MCPEnvironment) and base in mcp_defaults:
+            found[base] = mcp_defaults[base]
+            continue
+        in_module = {value for value in namespace.values() if _strict_subclass(value, base)}
+        if len(in_module) == 1:  # the one such class the class's module imports
+            found[base] = in_module.pop()
+    return found[Action], found[Observation], found[State]
 
 
 def resolve_classes(
@@ -102,8 +113,8 @@ def resolve_classes(
     for name, flag, value, base in (("action", "--action", action, Action), ("observation", "--observation", observation, Observation)):
         if value is None:
             raise ValueError(
-                f"cannot tell the {name} class of {env_cls.__qualname__}: neither its base's type arguments nor its "
-                f"step/reset annotations name an openenv {base.__name__} subclass; pass {flag} MODULE:CLASS "
+                f"cannot tell the {name} class of {env_cls.__qualname__}: neither its base's type arguments, its "
+                f"step/reset annotations nor its module's imports name one openenv {base.__name__} subclass; pass {flag} MODULE:CLASS "
                 f"({name}_cls= in Python)"
             )
         if not _strict_subclass(value, base):
