@@ -89,3 +89,12 @@ def test_vf_eval_without_an_id_field_warns_with_the_setting(partial_servers, tmp
                        "--env.taskset.family-field", "level", "--env.taskset.id-field", "task_id", "-n", "2")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "no id field 'task_id'" in done.stderr and "--env.taskset.id-field" in done.stderr
+
+
+def test_vf_eval_on_a_reset_ignoring_server_fails_naming_the_url_and_the_fix(partial_servers, tmp_path):
+    url = partial_servers["ignores-reset"]
+    with ScriptedOpenAIServer(even_only) as model_url:
+        done = vf_eval(url, model_url, tmp_path / "outputs", "--env.taskset.family-field", "level", "-n", "2")
+    assert done.returncode != 0
+    assert "does not play the task it is asked for" in done.stderr and url in done.stderr
+    assert "openenv-prime serve MODULE:CLASS --tasks" in done.stderr
