@@ -6,7 +6,7 @@ from enum import Enum, IntEnum
 from typing import Literal, Optional
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict
 
@@ -58,6 +58,7 @@ def schema(model: type[BaseModel]) -> dict:
     return model.model_json_schema()
 
 
+@settings(deadline=None)  # the first example builds the schema validator; a loaded CI machine is slow at that
 @given(move=st.sampled_from(list(Move)), case=st.sampled_from([str.upper, str.lower, str.title]),
        wrap=st.sampled_from(["{}", " {} \n", "```\n{}\n```", "```text\n{}\n```", '"{}"', "'{}'", "`{}`", "{}."]))
 def test_enum_through_ref_takes_the_bare_reply_in_any_case_fenced_or_quoted(move, case, wrap):
