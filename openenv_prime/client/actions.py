@@ -98,14 +98,23 @@ class ActionFormat:
         return action
 
     def _value(self, reply: str) -> Any:
-        spec = self.fields[self.field]
-        root = self.schema or {}
+        kind, allowed = self._field_kind
+        if kind == "text":
+            return reply
+        if kind == "choice":
+            return self._choice(reply, allowed, self.field)
+        spec, root = self.fields[self.field], self.schema or {}
+        return decode(reply, f"a JSON value for the {self.field!r} field ({js.type_name(spec, root)})")
+
+    @cached_property
+    def _field_kind(self) -> tuple[str, list[Any] | None]:
+        """How a bare reply fills ``field``: verbatim ("text"), matched to a value ("choice"), or decoded ("json");
+        read from the schema once (it is the same for every reply)."""
+        spec, root = self.fields[self.field], self.schema or {}
         allowed = js.choices(spec, root)
         if allowed is not None:
-            return self._choice(reply, allowed, self.field)
-        if js.is_text(spec, root):
-            return reply
-        return decode(reply, f"a JSON value for the {self.field!r} field ({js.type_name(spec, root)})")
+            return "choice", allowed
+        return ("text" if js.is_text(spec, root) else "json"), None
 
     def _choice(self, reply: str, allowed: list[Any], name: str) -> Any:
         text = unwrap(reply)

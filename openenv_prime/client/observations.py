@@ -40,16 +40,16 @@ def observation_text(observation: dict, field: str | None = None, metadata: dict
     special = mcp.observation_text(observation)
     if special is not None:
         return special
-    shown = {k: v for k, v in observation.items() if k not in BOOKKEEPING and not _empty(v)}
+    shown = {k: v for k, v in observation.items() if k not in BOOKKEEPING and v is not None and v != "" and v != {}}
     if not shown:  # the data sits in metadata (echo_env's reset), or there is none
         inner = observation.get("metadata") if isinstance(observation.get("metadata"), dict) else {}
         shown = {k: v for k, v in {**(metadata or {}), **inner}.items() if not _empty(v)}
     if not shown:
         return "(the environment sent no observation text)"
+    if len(shown) == 1:  # one text field: the text alone
+        ((name, value),) = shown.items()
+        return value if isinstance(value, str) else f"{name}: {_value_text(value)}"
     primary = next((name for name in TEXT_FIELDS if isinstance(shown.get(name), str)), None)
-    strings = [k for k, v in shown.items() if isinstance(v, str)]
-    if primary is None and len(shown) == 1 and strings:
-        primary = strings[0]
     lines = [shown[primary]] if primary is not None else []
     lines += [f"{name}: {_value_text(value)}" for name, value in shown.items() if name != primary]
     return "\n".join(lines)
