@@ -86,7 +86,7 @@ def test_reset_that_deals_tasks_in_turn_is_an_error_naming_the_url_and_the_fix(p
             check_reset_plays_tasks_sync(url, source, "test", len(tasks))
     text = str(caught.value)
     assert url in text and "same arguments" in text and "['index', 'split']" in text
-    assert "openenv-prime serve MODULE:CLASS --tasks" in text and "--tasks FILE.jsonl" in text
+    assert "openenv-prime serve MODULE:CLASS --tasks" in text and "--tasks FILE.jsonl" in text and "--no-reset-check" in text
 
 
 def test_reset_that_always_plays_one_task_is_a_warning(partial_servers):
