@@ -3,6 +3,7 @@ steps) and an MCP environment (`MCPEnvironment`, data in metadata, tool results 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -32,31 +33,39 @@ def _serve(script: str, version: str, tmp_path_factory):
     return url, serving(argv, f"{url}/health", log, timeout=120)
 
 
-@pytest.fixture(scope="module", params=["0.4.1", "0.10.0"])
-def grid_any(request, tmp_path_factory):
+@pytest.fixture(scope="session")
+def play_servers(tmp_path_factory):
+    """Starts each (server, openenv release) once per test session, on first use; stops them all at the end."""
+    with contextlib.ExitStack() as stack:
+        started: dict[tuple[str, str], str] = {}
+
+        def get(script: str, version: str) -> str:
+            if (script, version) not in started:
+                url, server = _serve(script, version, tmp_path_factory)
+                stack.enter_context(server)
+                started[script, version] = url
+            return started[script, version]
+
+        yield get
+
+
+@pytest.fixture(params=["0.4.1", "0.10.0"])
+def grid_any(request, play_servers):
     """The grid world under each openenv release."""
-    url, server = _serve("grid_server.py", request.param, tmp_path_factory)
-    with server:
-        yield url
+    return play_servers("grid_server.py", request.param)
 
 
-@pytest.fixture(scope="module", params=["0.4.1", "0.10.0"])
-def mcp_any(request, tmp_path_factory):
+@pytest.fixture(params=["0.4.1", "0.10.0"])
+def mcp_any(request, play_servers):
     """The MCP environment under each openenv release."""
-    url, server = _serve("mcp_server.py", request.param, tmp_path_factory)
-    with server:
-        yield url
+    return play_servers("mcp_server.py", request.param)
 
 
-@pytest.fixture(scope="module")
-def grid_server(tmp_path_factory):
-    url, server = _serve("grid_server.py", "0.4.1", tmp_path_factory)
-    with server:
-        yield url
+@pytest.fixture
+def grid_server(play_servers):
+    return play_servers("grid_server.py", "0.4.1")
 
 
-@pytest.fixture(scope="module")
-def mcp_server(tmp_path_factory):
-    url, server = _serve("mcp_server.py", "0.4.1", tmp_path_factory)
-    with server:
-        yield url
+@pytest.fixture
+def mcp_server(play_servers):
+    return play_servers("mcp_server.py", "0.4.1")
