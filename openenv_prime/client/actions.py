@@ -61,7 +61,8 @@ class ActionFormat:
             if field is None:
                 raise ValueError(
                     "no action schema to read, so the field a reply fills is unknown: pass field= or action_schema= "
-                    "(the 'action' entry of the server's /schema), or set the action field (--action-field)"
+                    "(the 'action' entry of the server's /schema), or name the action field (eval: --action-field; "
+                    "vf-eval: --env.taskset.action-field; the trainer: action_field)"
                 )
             return cls(None, field, {field: {"type": "string"}}, (field,), {})
         if not isinstance(action_schema, dict) or not isinstance(action_schema.get("properties"), dict):
