@@ -21,6 +21,7 @@ from openenv_prime.client import mcp
 BOOKKEEPING = frozenset({"metadata", "reward", "done", "task"})
 # Observation fields that hold the prompt text, in order of preference: shown first, without a name.
 TEXT_FIELDS = ("prompt", "question", "text", "message", "content", "observation", "instruction")
+_EMPTY = (None, "", {})  # values not worth a line (0, False and [] are information)
 
 
 def is_template(field: str | None) -> bool:
@@ -40,10 +41,10 @@ def observation_text(observation: dict, field: str | None = None, metadata: dict
     special = mcp.observation_text(observation)
     if special is not None:
         return special
-    shown = {k: v for k, v in observation.items() if k not in BOOKKEEPING and v is not None and v != "" and v != {}}
+    shown = {k: v for k, v in observation.items() if k not in BOOKKEEPING and v not in _EMPTY}
     if not shown:  # the data sits in metadata (echo_env's reset), or there is none
         inner = observation.get("metadata") if isinstance(observation.get("metadata"), dict) else {}
-        shown = {k: v for k, v in {**(metadata or {}), **inner}.items() if not _empty(v)}
+        shown = {k: v for k, v in {**(metadata or {}), **inner}.items() if v not in _EMPTY}
     if not shown:
         return "(the environment sent no observation text)"
     if len(shown) == 1:  # one text field: the text alone
@@ -53,10 +54,6 @@ def observation_text(observation: dict, field: str | None = None, metadata: dict
     lines = [shown[primary]] if primary is not None else []
     lines += [f"{name}: {_value_text(value)}" for name, value in shown.items() if name != primary]
     return "\n".join(lines)
-
-
-def _empty(value: Any) -> bool:
-    return value is None or value == "" or value == {}
 
 
 def _value_text(value: Any) -> str:
