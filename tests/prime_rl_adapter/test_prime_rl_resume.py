@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from openenv_prime.prime_rl_adapter import SamplerCore
 from tests.prime_rl_adapter.vf_groups import family_tasks, scored_group
 
-KWARGS = {"sampler_kwargs": {"group_size": 4, "gamma": 0.9, "seed": 5}}
+KWARGS = {"sampler_kwargs": {"group_size": 4, "gamma": 0.9, "epsilon": 0.02, "seed": 5}}
 
 
 def train(sampler: SamplerCore, steps: int) -> None:
