@@ -146,11 +146,13 @@ class SamplerCore:
         self.counts["errored_rollouts"] += report.errored_rollouts
         self.counts["unsampled_traces"] += report.unsampled_traces
         if report.nonfinite_rewards:
-            self._note("nonfinite_rewards", report.nonfinite_rewards, "non-finite",
-                       f"a NaN or infinite reward (task {key!r}) was left out; check the reward function")
+            self._skip("nonfinite_rewards", "non-finite",
+                       f"a NaN or infinite reward (task {key!r}) was left out; check the reward function",
+                       report.nonfinite_rewards)
         if report.missing_rewards:
-            self._note("missing_rewards", report.missing_rewards, "missing",
-                       f"a trace without any reward (task {key!r}) was left out instead of read as 0")
+            self._skip("missing_rewards", "missing",
+                       f"a trace without any reward (task {key!r}) was left out instead of read as 0",
+                       report.missing_rewards)
         if not report.rewards:
             self.counts["errored_groups" if report.errored_rollouts else "empty_groups"] += 1
             self.counts["lost_tokens"] += report.lost_cost
@@ -179,11 +181,8 @@ class SamplerCore:
             f"here (adapter/group_size_mismatches).",
         )
 
-    def _skip(self, counter: str, reason: str, message: str) -> None:
-        self.counts[counter] += 1
-        self._warn_once(reason, message)
-
-    def _note(self, counter: str, amount: int, reason: str, message: str) -> None:
+    def _skip(self, counter: str, reason: str, message: str, amount: int = 1) -> None:
+        """Count what could not be used, and say why the first time it happens."""
         self.counts[counter] += amount
         self._warn_once(reason, message)
 
