@@ -115,6 +115,8 @@ def plan_resume(
     """Check `state` whole and build what to load: `template` is the fresh inner sampler's state
     (this run's pool and settings), `families` this run's family names in inner-key order,
     `task_keys` this run's task keys in taskset order. Raises ValueError naming the problem."""
+    if isinstance(state, dict) and state.get("version") == 1:
+        state = _from_version_1(state, template, families)
     _check_envelope(state, counters)
     saved_inner = state["inner"]
     saved_families = state["families"]
@@ -154,6 +156,37 @@ def plan_resume(
     plan.inner = _by_family(saved_inner, template, old_slot, families, keep_rng=same_sampler)
     plan.family_draws = [state["family_draws"][old_slot[name]] if name in old_slot else 0 for name in families]
     return plan
+
+
+def _from_version_1(state: dict[str, Any], template: dict[str, Any], families: Sequence[str]) -> dict[str, Any]:
+    """A checkpoint of the first adapter version, which kept no family names: its inner state is
+    upgraded (`openenv_prime.samplers.upgrade_state_dict`: statistics kept, shuffle cycles restart),
+    and the family names are this run's, which is only right when the pool is unchanged."""
+    from openenv_prime.samplers.upgrade import upgrade_state_dict
+
+    inner = state.get("inner")
+    if isinstance(inner, dict) and inner.get("version") == 1:
+        try:
+            inner = upgrade_state_dict(inner)
+        except (TypeError, ValueError) as exc:
+            _fail(f"inner state of version 1 cannot be upgraded: {exc}")
+    pool = inner.get("pool") if isinstance(inner, dict) else None
+    if not isinstance(pool, dict) or pool.get("fingerprint") != template["pool"]["fingerprint"]:
+        _fail(
+            "was saved by the first adapter version on another task pool or with other families, and that "
+            "version kept no family names to carry statistics over; resume it once with "
+            "orchestrator.ckpt.skip_progress = true"
+        )
+    # Fields newer than version 1 (e.g. the curriculum's `lineage`) start as in a fresh sampler.
+    inner = {**{name: copy.deepcopy(value) for name, value in template.items() if name not in inner}, **inner}
+    draws = inner.get("stats", {}).get("draws")
+    return {
+        **state,
+        "version": STATE_VERSION,
+        "inner": inner,
+        "families": list(families),
+        "family_draws": list(draws) if isinstance(draws, list) else [0] * len(families),
+    }
 
 
 def _changed(old: Any, new: Any) -> dict[str, tuple[Any, Any]]:

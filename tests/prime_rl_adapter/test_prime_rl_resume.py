@@ -173,3 +173,36 @@ def test_any_pool_change_carries_exactly_the_surviving_families(old, new, steps)
     metrics = resumed.metrics()
     changed = [family for family in new if family not in old]
     assert metrics["adapter/resume_new_families"] == (len(changed) if resumed.inner.pool.fingerprint != sampler.inner.pool.fingerprint else 0)
+
+
+def first_version(sampler: SamplerCore) -> dict:
+    """The checkpoint the first adapter version wrote: no family names, a version 1 inner state
+    (shuffle orders in full, the RNG as a list)."""
+    import random
+
+    state = saved(sampler)
+    inner = state["inner"]
+    version, internal, gauss = random.Random(3).getstate()
+    orders = [list(members) for members in sampler.inner.pool.members]
+    inner = dict(inner, version=1, rng=[version, list(internal), gauss],
+                 cycles={"orders": orders, "positions": [0] * len(orders)})
+    inner.pop("lineage", None)
+    old_counters = ("sampled", "observed_groups", "updates", "errored_groups", "empty_groups", "errored_rollouts", "lost_tokens")
+    return {
+        "version": 1, "family_field": "family", "num_tasks": state["num_tasks"], "inner": inner,
+        "queue": state["queue"], "counts": {name: state["counts"][name] for name in old_counters},
+    }
+
+
+def test_a_first_version_checkpoint_resumes_on_the_same_pool_and_is_refused_on_another() -> None:
+    tasks = family_tasks({"1": 4, "2": 4, "3": 4})
+    sampler = SamplerCore(tasks, **KWARGS)
+    train(sampler, 20)
+    old = first_version(sampler)
+    resumed = SamplerCore(tasks, **KWARGS)
+    resumed.load_state_dict(old)
+    assert learned(resumed) == learned(sampler)
+    assert resumed.metrics()["adapter/updates"] == 20.0
+    grown = SamplerCore(family_tasks({"1": 4, "2": 4, "3": 4, "4": 1}), **KWARGS)
+    with pytest.raises(ValueError, match="skip_progress"):
+        grown.load_state_dict(old)
