@@ -65,8 +65,7 @@ def load_config(path: Path, base_url: str, output_dir: Path, batch_size: int, gr
 
 
 def chain_sum_answer(question: str) -> int:
-    sys.path.insert(0, str(ROOT))
-    from tests.support.scripted_openai import chain_sum_terms
+    from tests.support.scripted_openai import chain_sum_terms  # the repository root is on PYTHONPATH
 
     terms = chain_sum_terms(question)
     if not terms:
@@ -74,7 +73,7 @@ def chain_sum_answer(question: str) -> int:
     return sum(terms)
 
 
-async def play(base_url: str, task, rng: random.Random) -> tuple[float, str]:
+async def play(base_url: str, task, rng: random.Random) -> float:
     """One rollout on the chain_sum server: reset to the task, answer, return the server's reward."""
     from openenv_prime.client.session import EpisodeSession
 
@@ -83,7 +82,7 @@ async def play(base_url: str, task, rng: random.Random) -> tuple[float, str]:
         answer = chain_sum_answer(first.observation["question"])
         right = rng.random() < TIER_SUCCESS[int(task.data.family)]
         last = await session.step({"answer": str(answer if right else answer + 1 + rng.randrange(9))})
-    return float(last.reward or 0.0), str(answer)
+    return float(last.reward or 0.0)
 
 
 def episode(task, env_name: str, group_id: str, reward: float, step: int, version: int):
@@ -217,7 +216,7 @@ async def run(args) -> tuple[dict, list[str]]:
                 continue
             rewards = await asyncio.gather(*(play(args.base_url, task, rng) for _ in range(config.group_size)))
             delivered["groups"] += 1
-            for reward, _ in rewards:
+            for reward in rewards:
                 batch = await sink.add(episode(task, env_name, group_id, reward, step, max(step - 1, 0))) or batch
         metrics = train_source.metrics()  # what the orchestrator logs once per step
         log(
@@ -296,6 +295,8 @@ def main() -> int:
     parser.add_argument("--window", type=int, default=3, help="steps compared at the start and the end")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    if args.steps < 2 * args.ckpt_every or args.steps % args.ckpt_every:
+        parser.error("--steps must be a multiple of --ckpt-every, at least two checkpoints (to compare draws and resume)")
     summary, failures = asyncio.run(run(args))
     print(json.dumps(summary, indent=1), flush=True)
     for failure in failures:
