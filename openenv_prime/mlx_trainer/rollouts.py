@@ -1,10 +1,11 @@
-"""G episodes per task over the OpenEnv ``/ws`` wire, with the replies generated in one batch.
+"""G episodes per task over the OpenEnv ``/ws`` wire, each model turn generated in one batch.
 
-Each episode is a real session: ``reset(split=, index=)``, the observation rendered into a chat
-prompt, the model's reply sent as the action with ``step``, and the reward the environment pays.
-Episodes run in waves of at most ``max_sessions`` sockets, kept open from step to step (a reset
-starts the next episode on the same socket); every wave is one generation batch.
-Single-turn: an episode that is not done after its first step keeps the reward it has so far.
+Each episode is a real session: ``reset(split=, index=)``, the observation rendered into a chat prompt, the
+model's reply sent as the action with ``step``, and so on until the environment says ``done`` or the episode
+has taken ``max_steps`` steps. A reply that is no valid action is fed back to the model and counted, as the
+verifiers taskset does; after ``max_invalid_actions`` of them the next one ends the episode.
+Episodes run in waves of at most ``max_sessions`` sockets, kept open from step to step (a reset starts the
+next episode on the same socket); every turn of a wave is one generation batch over its open episodes.
 """
 
 from __future__ import annotations
@@ -19,17 +20,26 @@ import mlx.nn as nn
 from openenv_prime.client import EpisodeSession
 from openenv_prime.client.errors import InvalidRequestError
 from openenv_prime.client.render import observation_to_text, reply_to_action
-from openenv_prime.mlx_trainer.generation import Completion, generate, render_prompt
+from openenv_prime.mlx_trainer.chat_tokens import ChatTokens, TokenTranscript
+from openenv_prime.mlx_trainer.generation import generate
+from openenv_prime.mlx_trainer.rewards import episode_reward
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
 from openenv_prime.samplers.task import Task
 
 
 @dataclass(frozen=True)
 class Rollout:
+    """One finished episode: its token sequence (first prompt + the rest, model tokens masked in) and its score."""
+
     task: Task
     prompt: list[int]
-    completion: Completion
-    reward: float
+    completion: list[int]  # replies and the observations between them
+    completion_mask: list[float]  # 1.0 on the model's own tokens
+    reward: float | None  # None: stepped but never scored; left out of its group
+    generated_tokens: int
+    turns: int
+    steps: int
+    invalid_actions: int
     done: bool
 
 
@@ -37,6 +47,16 @@ class Rollout:
 class RolloutTimes:
     generation: float = 0.0
     environment: float = 0.0
+
+
+@dataclass
+class EpisodeRules:
+    """How episodes are played and scored (the ``environment`` section's multi-turn keys)."""
+
+    max_steps: int = 16
+    max_invalid_actions: int = 3
+    reward_mode: str = "sum"
+    reward_clip: tuple[float, float] | None = None
 
 
 @dataclass
@@ -49,12 +69,35 @@ class Renderer:
     action_field: str | None = None
     action_schema: dict[str, Any] | None = None
 
-    def messages(self, observation: dict) -> list[dict]:
+    def first_messages(self, observation: dict) -> list[dict]:
         msgs = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
-        return msgs + [{"role": "user", "content": observation_to_text(observation, self.observation_field)}]
+        return msgs + [{"role": "user", "content": self.text(observation)}]
 
-    def action(self, reply: str) -> dict:
-        return reply_to_action(reply, self.action_schema, self.action_field)
+    def text(self, observation: dict) -> str:
+        return observation_to_text(observation, self.observation_field)
+
+    def action(self, reply: str) -> tuple[str, dict | None]:
+        """The action for ``reply``, or why there is none (the taskset's wording; an empty reply sends nothing)."""
+        if not reply.strip():
+            return "Your reply was empty.", None
+        try:
+            return "", reply_to_action(reply, self.action_schema, self.action_field)
+        except ValueError as error:  # InvalidRequestError is a ValueError
+            return f"Your reply is not a valid action: {error}", None
+
+
+@dataclass
+class _Episode:
+    task: Task
+    session: EpisodeSession
+    transcript: TokenTranscript
+    rewards: list[float | None] = field(default_factory=list)
+    generated: int = 0
+    turns: int = 0
+    steps: int = 0
+    invalid_actions: int = 0
+    done: bool = False
+    finished: bool = False
 
 
 @dataclass
@@ -66,9 +109,14 @@ class EpisodeRunner:
     max_sessions: int
     max_new_tokens: int
     temperature: float
+    rules: EpisodeRules = field(default_factory=EpisodeRules)
     timeout: float = 30.0
+    reset_kwargs: dict[str, Any] = field(default_factory=dict)
     times: RolloutTimes = field(default_factory=RolloutTimes)
     _sessions: list[EpisodeSession] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.chat = ChatTokens(self.renderer.tokenizer)
 
     async def close(self) -> None:
         """Close the kept sockets (before an eval opens its own, and at the end of the run)."""
@@ -91,49 +139,65 @@ class EpisodeRunner:
             rollouts.extend(await self._wave(episodes[start:start + self.max_sessions], step))
         return [rollouts[k * group_size:(k + 1) * group_size] for k in range(len(tasks))]
 
-    async def _wave(self, episodes: list[tuple[Task, int]], step: int) -> list[Rollout]:
+    async def _wave(self, planned: list[tuple[Task, int]], step: int) -> list[Rollout]:
         try:
             t0 = time.perf_counter()
-            sessions = await self._open(len(episodes))
-            first = await asyncio.gather(*(
-                s.reset(split=task.split, index=task.index, episode_id=f"train-{step}-{task.split}-{task.index}-{i}")
-                for s, (task, i) in zip(sessions, episodes)
+            sessions = await self._open(len(planned))
+            firsts = await asyncio.gather(*(
+                s.reset(**self.reset_kwargs, split=task.split, index=task.index,
+                        episode_id=f"train-{step}-{task.split}-{task.index}-{i}")
+                for s, (task, i) in zip(sessions, planned)
             ))
-            t_reset = time.perf_counter()
-            prompts = self._render([r.observation for r in first])
-            t1 = time.perf_counter()
-            completions = await self.mlx.run(generate, self.model, self.renderer.tokenizer, prompts,
-                                             max_tokens=self.max_new_tokens, temperature=self.temperature)
-            t2 = time.perf_counter()
-            results = await asyncio.gather(*(
-                self._step(s, c.text) for s, c in zip(sessions, completions)
-            ))
-            t3 = time.perf_counter()
-            self.times.environment += (t_reset - t0) + (t3 - t2)  # prompt rendering counts as "other"
-            self.times.generation += t2 - t1
+            self.times.environment += time.perf_counter() - t0
+            episodes = []
+            for s, (task, _), first in zip(sessions, planned, firsts):
+                ep = _Episode(task, s, self.chat.start(self.renderer.first_messages(first.observation)))
+                ep.done = ep.finished = first.done
+                episodes.append(ep)
+            while active := [ep for ep in episodes if not ep.finished]:
+                t1 = time.perf_counter()
+                completions = await self.mlx.run(generate, self.model, self.renderer.tokenizer,
+                                                 [ep.transcript.tokens for ep in active],
+                                                 max_tokens=self.max_new_tokens, temperature=self.temperature)
+                t2 = time.perf_counter()
+                await asyncio.gather(*(self._act(ep, c) for ep, c in zip(active, completions)))
+                self.times.generation += t2 - t1
+                self.times.environment += time.perf_counter() - t2  # includes templating the next turn
         except BaseException:
             await self.close()  # a failed socket must not be reused: its replies could be out of step
             raise
-        return [
-            Rollout(task, prompt, completion, reward, done)
-            for (task, _), prompt, completion, (reward, done) in zip(episodes, prompts, completions, results)
-        ]
+        return [self._rollout(ep) for ep in episodes]
 
-    def _render(self, observations: list[dict]) -> list[list[int]]:
-        """Chat-template each distinct observation once (a group's G episodes usually share one)."""
-        cache: dict[str, list[int]] = {}
-        prompts = []
-        for obs in observations:
-            messages = self.renderer.messages(obs)
-            key = repr(messages)
-            if key not in cache:
-                cache[key] = render_prompt(self.renderer.tokenizer, messages)
-            prompts.append(cache[key])
-        return prompts
+    async def _act(self, ep: _Episode, completion) -> None:
+        """Send one reply as the action; then either end the episode or add the next user turn."""
+        ep.turns += 1
+        ep.generated += len(completion.tokens)
+        self.chat.add_reply(ep.transcript, completion.tokens, completion.text)
+        problem, action = self.renderer.action(completion.text)
+        if action is not None:
+            try:
+                result = await ep.session.step(action)
+            except InvalidRequestError as error:
+                problem = f"The environment rejected that action: {error.message}"
+            else:
+                ep.steps += 1
+                ep.rewards.append(None if result.reward is None else float(result.reward))
+                ep.done = result.done
+                if result.done or ep.steps >= self.rules.max_steps:
+                    ep.finished = True
+                else:
+                    self.chat.add_user(ep.transcript, self.renderer.text(result.observation), completion.stopped)
+                return
+        ep.invalid_actions += 1
+        if ep.invalid_actions > self.rules.max_invalid_actions:
+            ep.finished = True
+        else:
+            self.chat.add_user(ep.transcript, f"{problem} Try again; reply with only the action.", completion.stopped)
 
-    async def _step(self, session: EpisodeSession, reply: str) -> tuple[float, bool]:
-        try:
-            result = await session.step(self.renderer.action(reply))
-        except (ValueError, InvalidRequestError):
-            return 0.0, True  # a reply that is no valid action earns nothing (InvalidRequestError is a ValueError)
-        return float(result.reward or 0.0), bool(result.done)
+    def _rollout(self, ep: _Episode) -> Rollout:
+        t = ep.transcript
+        reward = episode_reward(ep.rewards, ep.steps, self.rules.reward_mode, self.rules.reward_clip)
+        if ep.turns == 0:
+            reward = None  # done at reset: the model never acted, there is nothing to score or train
+        return Rollout(ep.task, t.tokens[:t.prompt_length], t.completion, t.completion_mask, reward,
+                       ep.generated, ep.turns, ep.steps, ep.invalid_actions, ep.done)
