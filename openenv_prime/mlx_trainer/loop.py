@@ -75,18 +75,9 @@ class _Trainer:
 
     # ---- setup ------------------------------------------------------------------------------------
     def _load_model(self) -> None:
-        import mlx.optimizers as optim
-        from mlx_lm import load
+        from openenv_prime.mlx_trainer.trainable import load_trainable
 
-        from openenv_prime.mlx_trainer.lora import apply_lora
-        from openenv_prime.mlx_trainer.models import resolve_model
-
-        seed_step(self.cfg.seed, 0)
-        self.model, self.tokenizer = load(str(resolve_model(self.cfg.model.path)))
-        apply_lora(self.model, self.cfg.lora)
-        self.model.eval()  # LoRA layers are created in training mode; only the loss switches dropout on
-        self.optimizer = optim.Adam(learning_rate=self.cfg.grpo.learning_rate)
-        self.optimizer.init(self.model.trainable_parameters())
+        self.model, self.tokenizer, self.optimizer = load_trainable(self.cfg)
 
     async def _setup(self) -> None:
         from openenv_prime.client import TaskAPIClient

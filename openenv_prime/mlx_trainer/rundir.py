@@ -37,7 +37,16 @@ class RunStart:
 
 
 def is_own_run(run_dir: Path) -> bool:
-    return (run_dir / MARKER).is_file() or latest_checkpoint(run_dir) is not None
+    """Marked by the trainer, or a run of a release before the marker (a checkpoint, or a log next to a trainer config)."""
+    if (run_dir / MARKER).is_file() or latest_checkpoint(run_dir) is not None:
+        return True
+    if not (run_dir / LOG).is_file():
+        return False
+    try:
+        load_config(run_dir / CONFIG)
+    except ConfigError:
+        return False
+    return True
 
 
 def plan_run(run_dir: Path, config: TrainConfig, *, resume: bool, allow_config_change: bool = False) -> RunStart:
