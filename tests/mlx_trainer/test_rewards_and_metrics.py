@@ -12,24 +12,25 @@ from openenv_prime.mlx_trainer.rewards import aggregate, episode_reward
 rewards = st.lists(st.one_of(st.none(), st.floats(-10, 10, allow_nan=False)), max_size=8)
 
 
-@given(rewards, st.sampled_from(["sum", "last", "max"]))
-def test_missing_step_rewards_change_nothing(step_rewards, mode):
+@given(rewards, st.booleans(), st.sampled_from(["sum", "last", "max"]))
+def test_missing_step_rewards_change_nothing(step_rewards, ended_by_env, mode):
     scored = [r for r in step_rewards if r is not None]
-    value = episode_reward(step_rewards, len(step_rewards), mode, None)
+    value = episode_reward(step_rewards, ended_by_env, mode, None)
     if scored:
         assert value == aggregate(scored, mode)
-    elif step_rewards:
-        assert value is None  # stepped but never scored: left out, not 0.0
+    elif ended_by_env:
+        assert value is None  # the environment ended it without a reward: left out, not 0.0
     else:
-        assert value == 0.0  # never stepped (every reply invalid): the model failed the episode
+        assert value == 0.0  # cut off by the trainer (max_steps, invalid actions) with nothing earned
 
 
 def test_modes_and_clip():
-    assert episode_reward([None, 0.25, 0.5], 3, "sum", None) == 0.75
-    assert episode_reward([0.25, None, 0.5], 3, "last", None) == 0.5
-    assert episode_reward([0.25, 0.75, None], 3, "max", None) == 0.75
-    assert episode_reward([1.0, 1.0], 2, "sum", (0.0, 1.0)) == 1.0
-    assert episode_reward([None], 1, "sum", (0.0, 1.0)) is None
+    assert episode_reward([None, 0.25, 0.5], True, "sum", None) == 0.75
+    assert episode_reward([0.25, None, 0.5], True, "last", None) == 0.5
+    assert episode_reward([0.25, 0.75, None], False, "max", None) == 0.75
+    assert episode_reward([1.0, 1.0], True, "sum", (0.0, 1.0)) == 1.0
+    assert episode_reward([None], True, "sum", (0.0, 1.0)) is None
+    assert episode_reward([None], False, "sum", (0.5, 1.0)) == 0.5
     with pytest.raises(ValueError, match="reward_mode"):
         aggregate([1.0], "mean")
 
