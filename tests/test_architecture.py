@@ -1,0 +1,93 @@
+"""docs/architecture.md's import rules, checked on every module's imports (function-level ones included)."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "openenv_prime"
+
+# framework -> the only place (a package folder or one module) allowed to import it
+HOMES = {
+    "openenv": ["envs/"],
+    "reasoning_gym": ["envs/"],
+    "uvicorn": ["envs/"],
+    "fastapi": ["envs/"],
+    "verifiers": ["verifiers_taskset/"],
+    "prime_rl": ["prime_rl_adapter/sampler.py"],
+    "mlx": ["mlx_trainer/"],
+    "mlx_lm": ["mlx_trainer/"],
+}
+CLIENT_THIRD_PARTY = {"httpx", "websockets", "pydantic"}
+
+
+def modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def imports(path: Path) -> set[str]:
+    """Absolute module names imported anywhere in ``path`` (relative imports resolved against its package)."""
+    package = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = ".".join(package[: len(package) - node.level + 1])
+                found.add(f"{base}.{node.module}" if node.module else base)
+            else:
+                found.add(node.module)
+    return found
+
+
+def where(path: Path) -> str:
+    return path.relative_to(PACKAGE).as_posix()
+
+
+@pytest.mark.parametrize("path", modules(), ids=where)
+def test_frameworks_are_imported_only_at_home(path):
+    for name in imports(path):
+        top = name.split(".")[0]
+        if top in HOMES:
+            assert any(where(path).startswith(home) for home in HOMES[top]), (
+                f"openenv_prime/{where(path)} imports {name}; only {HOMES[top]} may (docs/architecture.md)"
+            )
+
+
+@pytest.mark.parametrize("path", [p for p in modules() if where(p).startswith("samplers/")], ids=where)
+def test_samplers_import_only_the_standard_library(path):
+    for name in imports(path):
+        top = name.split(".")[0]
+        ok = top in sys.stdlib_module_names or top == "__future__" or name.startswith("openenv_prime.samplers")
+        assert ok, f"openenv_prime/{where(path)} imports {name}: samplers use the standard library only"
+
+
+@pytest.mark.parametrize("path", [p for p in modules() if where(p).startswith("client/")], ids=where)
+def test_client_imports_only_its_wire_libraries(path):
+    for name in imports(path):
+        top = name.split(".")[0]
+        ok = (
+            top in sys.stdlib_module_names or top == "__future__" or top in CLIENT_THIRD_PARTY
+            or name.startswith(("openenv_prime.client", "openenv_prime.samplers"))
+        )
+        assert ok, f"openenv_prime/{where(path)} imports {name}: the client uses httpx, websockets and pydantic only"
+
+
+@pytest.mark.parametrize("path", [p for p in modules() if not where(p).startswith("envs/")], ids=where)
+def test_servers_are_reached_only_through_the_launcher(path):
+    """Outside envs/, only the subprocess launcher (which imports no openenv) may be imported from envs."""
+    for name in imports(path):
+        if name.startswith("openenv_prime.envs"):
+            assert name in ("openenv_prime.envs", "openenv_prime.envs.launch"), (
+                f"openenv_prime/{where(path)} imports {name}; outside envs/ use openenv_prime.envs.launch only"
+            )
+
+
+def test_the_rules_see_the_package():
+    """Guards against a rule that passes because it found nothing to check."""
+    assert len(modules()) > 40
+    assert "prime_rl" in {n.split(".")[0] for n in imports(PACKAGE / "prime_rl_adapter" / "sampler.py")}
