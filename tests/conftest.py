@@ -26,3 +26,24 @@ def chain_sum_server_openenv010():
         pytest.skip(f"{OPENENV010_PYTHON_VAR} is unset: no openenv 0.10.0 interpreter to serve chain_sum")
     with local_server("chain-sum", tiers=5, max_sessions=64, python=python) as url:
         yield url
+
+
+@pytest.fixture(scope="session", params=["openenv-0.4.1", "openenv-0.10.0"])
+def partial_servers(request, tmp_path_factory):
+    """``{kind: base_url}`` of the servers in tests/support/partial_task_api_server.py (a partial Task API, none,
+    or a reset that ignores the task), once under this venv's openenv 0.4.1 and once under openenv 0.10.0."""
+    import sys
+    from pathlib import Path
+
+    from tests.support.partial_task_api_server import KINDS
+    from tests.support.processes import free_port, serving
+
+    python = sys.executable
+    if request.param == "openenv-0.10.0":
+        python = os.environ.get(OPENENV010_PYTHON_VAR) or pytest.skip(f"{OPENENV010_PYTHON_VAR} is unset: no openenv 0.10.0 interpreter")
+    script = Path(__file__).parent / "support" / "partial_task_api_server.py"
+    port = free_port()
+    root = f"http://127.0.0.1:{port}"
+    log = tmp_path_factory.mktemp("partial-servers") / "server.log"
+    with serving([python, str(script), str(port)], f"{root}/{KINDS[0]}/health", log, timeout=120):
+        yield {kind: f"{root}/{kind}" for kind in KINDS}

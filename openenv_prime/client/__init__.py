@@ -20,7 +20,8 @@ from openenv_prime.client.errors import (
 from openenv_prime.client.render import observation_to_text, reply_to_action
 from openenv_prime.client.session import EpisodeSession, StepResult
 from openenv_prime.client.taskapi import AsyncTaskAPIClient, TaskAPIClient
-from openenv_prime.client.tasks import load_sampler_tasks
+from openenv_prime.client.tasklist import TaskList, TaskListError, read_task_list
+from openenv_prime.client.tasks import TaskAPISource, TaskListSource, TaskSource, load_sampler_tasks, open_task_source
 from openenv_prime.client.urls import http_base, ws_endpoint
 
 __all__ = [
@@ -36,12 +37,19 @@ __all__ = [
     "ServerUnreachableError",
     "StepResult",
     "TaskAPIClient",
+    "TaskAPISource",
     "TaskIndexError",
+    "TaskList",
+    "TaskListError",
+    "TaskListSource",
+    "TaskSource",
     "UnknownEnvironmentError",
     "UnknownSplitError",
     "http_base",
     "load_sampler_tasks",
+    "open_task_source",
     "observation_to_text",
+    "read_task_list",
     "reply_to_action",
     "ws_endpoint",
 ]

@@ -58,7 +58,11 @@ class OpenEnvTimeoutError(OpenEnvError, TimeoutError):
 
 
 class ConnectionDroppedError(OpenEnvError, ConnectionError):
-    """The episode's socket closed before the episode ended (server killed, network cut, or dropped after a timeout)."""
+    """The episode's socket closed before the episode ended (server killed, network cut, or dropped after a timeout).
+
+    ``close_code`` is the server's WebSocket close code when it sent one (1009: the message was too large)."""
+
+    close_code: int | None = None
 
 
 class CapacityError(OpenEnvError):

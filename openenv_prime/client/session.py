@@ -297,11 +297,13 @@ class EpisodeSession:
             code = exc.rcvd.code if exc.rcvd is not None else None
             reason = (exc.rcvd.reason if exc.rcvd is not None else "") or "no close frame"
             self._drop(f"the server closed the episode socket during {kind!r}")
-            raise ConnectionDroppedError(
+            dropped = ConnectionDroppedError(
                 f"the server closed the episode socket during {kind!r} (close code {code}: {reason})",
                 url=self.url,
                 hint="the server stopped or dropped the session; open a new EpisodeSession and rerun the episode",
-            ) from None
+            )
+            dropped.close_code = code
+            raise dropped from None
         except BaseException:  # cancelled mid-exchange: the reply may still come, so the socket is out of step
             self._drop(f"{kind!r} was cancelled before its answer arrived")
             raise

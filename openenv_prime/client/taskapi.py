@@ -183,9 +183,12 @@ class _TaskAPICore:
     def num_tasks(self, split: str) -> _Flow:
         yield from self.check_split(split)
         try:
-            data = yield from self.env_request("POST", "num_tasks", {"split": split})
+            return (yield from self._num_tasks_route(split))
         except RouteNotSupportedError:
             return len((yield from self._tasks_unchecked(split)))
+
+    def _num_tasks_route(self, split: str) -> _Flow:
+        data = yield from self.env_request("POST", "num_tasks", {"split": split})
         count = data.get("num_tasks") if isinstance(data, dict) else None
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             raise self._malformed("num_tasks", "{'num_tasks': <int >= 0>}", data)
@@ -201,11 +204,27 @@ class _TaskAPICore:
         return task
 
     def get_task_range(self, split: str, start: int | None, stop: int | None, page_size: int) -> _Flow:
+        """``task_range`` pages; without that route, ``/tasks`` when it holds every spec, else ``/task`` per index."""
         for name, value in (("start", start), ("stop", stop)):
             if value is not None:
                 _check_int(name, value)
         _check_int("page_size", page_size, minimum=1)
-        total = yield from self.num_tasks(split)
+        yield from self.check_split(split)
+        listed: list[dict] | None = None  # the /tasks answer, once fetched
+        try:
+            total = yield from self._num_tasks_route(split)
+        except RouteNotSupportedError:
+            try:
+                listed = yield from self._tasks_unchecked(split)
+            except RouteNotSupportedError:
+                raise RouteNotSupportedError(
+                    f"the server cannot list the tasks of split {split!r}: it has no Task API (num_tasks and tasks answer 501)",
+                    url=self.base_url,
+                    env_name=self.env_name,
+                    hint="pass a task list with the reset arguments of each task (--tasks FILE.jsonl), or serve the "
+                    "environment with `openenv-prime serve MODULE:CLASS --tasks tasks.jsonl`",
+                ) from None
+            total = len(listed)
         start, stop, _ = slice(start, stop).indices(total)
         if stop <= start:
             return []
@@ -214,18 +233,39 @@ class _TaskAPICore:
         try:
             answers = yield [_Call("POST", path, {"split": split, "start": a, "stop": b}) for a, b in pages]
         except RouteNotSupportedError:
-            task_path = f"/{quote(self.env_name, safe='')}/task"
-            answers = yield [_Call("POST", task_path, {"split": split, "index": i}) for i in range(start, stop)]
-            tasks = [a.get("task") if isinstance(a, dict) else None for a in answers]
-            if not all(isinstance(t, dict) for t in tasks):
-                raise self._malformed("task", "{'task': {...}}", next(a for a, t in zip(answers, tasks) if not isinstance(t, dict)))
-            return tasks
+            return (yield from self._range_without_task_range(split, start, stop, total, listed))
         tasks: list[dict] = []
         for (a, b), answer in zip(pages, answers):
             page = answer.get("tasks") if isinstance(answer, dict) else None
             if not isinstance(page, list) or len(page) != b - a or not all(isinstance(t, dict) for t in page):
                 raise self._malformed("task_range", f"{{'tasks': [{b - a} task objects]}} for [{a}, {b})", answer)
             tasks.extend(page)
+        return tasks
+
+    def _range_without_task_range(self, split: str, start: int, stop: int, total: int, listed: list[dict] | None) -> _Flow:
+        """Tasks ``[start, stop)`` from ``/tasks`` (one request) when it lists all ``total``, else from ``/task``."""
+        if listed is None:
+            try:
+                listed = yield from self._tasks_unchecked(split)
+            except RouteNotSupportedError:
+                listed = []
+        if len(listed) == total:
+            return listed[start:stop]
+        task_path = f"/{quote(self.env_name, safe='')}/task"
+        try:
+            answers = yield [_Call("POST", task_path, {"split": split, "index": i}) for i in range(start, stop)]
+        except RouteNotSupportedError:
+            raise RouteNotSupportedError(
+                f"cannot list the {total} tasks of split {split!r}: the server has no task_range or task route, "
+                f"and /tasks returned {len(listed)} of them",
+                url=self.base_url,
+                env_name=self.env_name,
+                hint="implement get_task_range or get_task on the environment (or list_tasks returning every task), "
+                "or pass a task list (--tasks FILE.jsonl)",
+            ) from None
+        tasks = [a.get("task") if isinstance(a, dict) else None for a in answers]
+        if not all(isinstance(t, dict) for t in tasks):
+            raise self._malformed("task", "{'task': {...}}", next(a for a, t in zip(answers, tasks) if not isinstance(t, dict)))
         return tasks
 
     def tasks(self, split: str) -> _Flow:

@@ -1,23 +1,171 @@
-"""Task API specs -> sampler ``Task`` references, so a curriculum can run on any OpenEnv environment's split."""
+"""Where a consumer gets its tasks: the specs of a split, and the reset arguments that play each task.
+
+Two sources behind one interface, so the eval, the verifiers taskset and the trainer cannot drift apart:
+
+- a server's Task API: specs from ``task_range`` (or its fallbacks), episodes reset with ``split``/``index``;
+- a task list (``--tasks FILE.jsonl``, see :mod:`openenv_prime.client.tasklist`) for a server without a
+  Task API: specs from the file, episodes reset with each line's ``reset`` arguments. The server's Task API
+  is never asked for specs.
+
+Use::
+
+    with open_task_source(base_url, tasks="tasks.jsonl") as source:   # tasks=None: the server's Task API
+        tasks = load_sampler_tasks(source, "train", family_field="tier")
+        kwargs = source.reset_kwargs(tasks[0].split, tasks[0].index)  # {"seed": 3} or {"split": ..., "index": ...}
+        await session.reset(**kwargs, episode_id="...")
+"""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import Any
+
+from openenv_prime.client.errors import OpenEnvError, RouteNotSupportedError
 from openenv_prime.client.taskapi import TaskAPIClient
+from openenv_prime.client.tasklist import TaskList, read_task_list
 from openenv_prime.samplers.task import Task
 
+NO_FAMILY = "all"
+"""The family of every task when tasks are not grouped (``family_field=None``)."""
 
-def load_sampler_tasks(api: TaskAPIClient, split: str, family_field: str = "tier") -> list[Task]:
-    """Every task of ``split`` (paged), keyed by ``str(spec[family_field])``: a chain_sum tier 3 task has key ``"3"``.
 
-    The index is the task's position in the split, which is what ``reset(split=..., index=...)`` takes.
+class TaskSource:
+    """The specs of each split and the reset arguments of each task; ``where`` names it in errors."""
+
+    kind: str = ""
+    where: str = ""
+    env_name: str = ""
+
+    def splits(self) -> list[str]:
+        raise NotImplementedError
+
+    def specs(self, split: str) -> list[dict[str, Any]]:
+        """Every spec of ``split``; a task's index is its position in this list."""
+        raise NotImplementedError
+
+    def reset_kwargs(self, split: str, index: int) -> dict[str, Any]:
+        """The reset arguments that play task ``index`` of ``split`` (add ``episode_id`` and any extras)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what the source holds (the Task API client's connections)."""
+
+    def __enter__(self) -> "TaskSource":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class TaskAPISource(TaskSource):
+    """The server's Task API: tasks are addressed by ``(split, index)``, which is what reset takes."""
+
+    kind = "task api"
+
+    def __init__(self, api: TaskAPIClient, *, page_size: int = 1024, owns_client: bool = False):
+        self.api = api
+        self.page_size = page_size
+        self.where = api.base_url
+        self.env_name = api.env_name
+        self._owns_client = owns_client
+
+    def splits(self) -> list[str]:
+        """The server's ``/splits`` names (RouteNotSupportedError when the environment has no list_splits)."""
+        return [entry["name"] for entry in self.api.splits()]
+
+    def specs(self, split: str) -> list[dict[str, Any]]:
+        return self.api.get_task_range(split, page_size=self.page_size)
+
+    def reset_kwargs(self, split: str, index: int) -> dict[str, Any]:
+        return {"split": split, "index": index}
+
+    def close(self) -> None:
+        if self._owns_client:
+            self.api.close()
+
+
+class TaskListSource(TaskSource):
+    """A task list: specs from the file, each task reset with its line's ``reset`` arguments."""
+
+    kind = "task list"
+
+    def __init__(self, task_list: TaskList, env_name: str):
+        self.task_list = task_list
+        self.where = task_list.source
+        self.env_name = env_name
+
+    def splits(self) -> list[str]:
+        return self.task_list.splits()
+
+    def specs(self, split: str) -> list[dict[str, Any]]:
+        return self.task_list.specs(split)
+
+    def reset_kwargs(self, split: str, index: int) -> dict[str, Any]:
+        return self.task_list.reset_kwargs(split, index)
+
+
+def open_task_source(
+    base_url: str,
+    *,
+    tasks: str | os.PathLike[str] | TaskList | None = None,
+    env_name: str | None = None,
+    timeout: float = 10.0,
+    page_size: int = 1024,
+) -> TaskSource:
+    """A task list's source when ``tasks`` is given, else the Task API of the server at ``base_url``.
+
+    With a task list the server is asked at most for its environment name (``/list_environments``,
+    only when ``env_name`` is None); when it cannot say, the file's stem names the environment.
     """
-    specs = api.get_task_range(split)
+    if tasks is None:
+        return TaskAPISource(TaskAPIClient(base_url, env_name=env_name, timeout=timeout), page_size=page_size, owns_client=True)
+    task_list = tasks if isinstance(tasks, TaskList) else read_task_list(tasks)
+    if env_name is None:
+        env_name = _served_env_name(base_url, timeout) or Path(task_list.source).stem
+    return TaskListSource(task_list, env_name)
+
+
+def _served_env_name(base_url: str, timeout: float) -> str | None:
+    with TaskAPIClient(base_url, timeout=timeout, retries=1) as api:
+        try:
+            names = api.list_environments()
+        except RouteNotSupportedError:
+            return None
+        except OpenEnvError as exc:
+            if isinstance(exc, ConnectionError):
+                raise
+            return None
+    return names[0] if len(names) == 1 else None
+
+
+def load_sampler_tasks(
+    source: TaskSource | TaskAPIClient,
+    split: str,
+    family_field: str | None = "tier",
+    *,
+    family_setting: str = "family_field",
+) -> list[Task]:
+    """Every task of ``split``, keyed by ``str(spec[family_field])`` (a chain_sum tier 3 task has key ``"3"``).
+
+    ``family_field=None`` puts every task in one family, ``"all"``. The index is the task's position in
+    the split: pass it to ``source.reset_kwargs(split, index)``. ``family_setting`` is how the caller's
+    user sets the family field (e.g. ``--family-field``), named in the error when a spec lacks it.
+    """
+    if isinstance(source, TaskAPIClient):
+        source = TaskAPISource(source)
+    specs = source.specs(split)
     tasks = []
     for index, spec in enumerate(specs):
-        if family_field not in spec:
+        if family_field is None:
+            key = NO_FAMILY
+        elif spec.get(family_field) is None:
             raise KeyError(
-                f"task {index} of split {split!r} has no field {family_field!r} to group tasks by; "
-                f"its fields are {sorted(spec)}; pass family_field= one of them"
+                f"task {index} of split {split!r} ({source.kind} {source.where}) has no field {family_field!r} to "
+                f"group tasks by; its fields are {sorted(spec)}: set {family_setting} to one of them, "
+                "or to none for no families"
             )
-        tasks.append(Task(split, index, str(spec[family_field]), spec))
+        else:
+            key = str(spec[family_field])
+        tasks.append(Task(split, index, key, spec))
     return tasks

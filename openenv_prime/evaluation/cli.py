@@ -1,10 +1,38 @@
-"""`openenv-prime eval`: evaluate an OpenAI-compatible model on an OpenEnv split, per task family."""
+"""`openenv-prime eval`: evaluate an OpenAI-compatible model on an OpenEnv split, per task family.
+
+Every `EvalConfig` field has a flag (`CONFIG_FLAGS`), and errors name the flag, not the Python field.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 
 from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
+
+# EvalConfig field -> the flag that sets it (base_url also comes from --serve-chain-sum)
+CONFIG_FLAGS = {
+    "base_url": "--base-url", "env_name": "--env-name", "tasks": "--tasks", "split": "--split",
+    "per_family": "--per-family", "families": "--families", "seed": "--seed", "family_field": "--family-field",
+    "id_field": "--id-field", "system_prompt": "--system-prompt", "observation_field": "--observation-field",
+    "action_field": "--action-field", "reset_kwargs": "--reset-kwargs", "max_concurrency": "--max-concurrency",
+    "max_steps": "--max-steps", "max_invalid_actions": "--max-invalid-actions",
+    "success_threshold": "--success-threshold", "timeout": "--timeout", "check_reset": "--no-reset-check",
+}
+
+
+def _family_field(value: str) -> str | None:
+    return None if value.lower() == "none" else value
+
+
+def _json_object(value: str) -> dict:
+    try:
+        parsed = json.loads(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON ({exc}); write an object such as '{{\"seed\": 3}}'") from None
+    if not isinstance(parsed, dict):
+        raise argparse.ArgumentTypeError(f"must be a JSON object such as '{{\"seed\": 3}}', got {value}")
+    return parsed
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -13,7 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="accuracy per task family of an OpenAI-compatible model on an OpenEnv split",
         description="Draws --per-family tasks of every family from the split (deterministically from --seed), "
         "plays them over the server's /ws episodes with greedy replies from the model endpoint, prints a "
-        "per-family accuracy table and writes a JSON report (results, config, package versions, seed).",
+        "per-family accuracy table and writes a JSON report (results, config, package versions, seed). "
+        "Tasks come from the server's Task API, or from a task list (--tasks FILE.jsonl) for a server without one.",
     )
     where = p.add_mutually_exclusive_group()
     where.add_argument("--base-url", default="http://127.0.0.1:8000", help="OpenEnv server URL (default: %(default)s)")
@@ -26,26 +55,66 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1")
     p.add_argument("--api-key", default=None, help="bearer token (default: $OPENAI_API_KEY, or none)")
     p.add_argument("--max-tokens", type=int, default=256, help="max new tokens per reply (default: %(default)s)")
-    p.add_argument("--split", default="test", help="split to evaluate (default: %(default)s)")
-    p.add_argument("--per-family", type=int, default=20, help="tasks per family (default: %(default)s)")
-    p.add_argument("--families", nargs="+", default=None, help="only these families (default: all)")
-    p.add_argument("--family-field", default="tier", help="task-spec field naming the family (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="chooses the tasks (default: %(default)s)")
-    p.add_argument("--system-prompt", default=DEFAULT_SYSTEM_PROMPT,
-                   help="system message; an empty string sends none (default: %(default)r)")
-    p.add_argument("--observation-field", default=None, help="observation field shown to the model (default: auto)")
-    p.add_argument("--action-field", default=None, help="action field that gets the reply (default: auto)")
-    p.add_argument("--max-steps", type=int, default=1, help="model turns per episode (default: %(default)s)")
-    p.add_argument("--max-concurrency", type=int, default=32,
-                   help="episodes open at once, i.e. the batch handed to the model (default: %(default)s)")
-    p.add_argument("--model-concurrency", type=int, default=None,
-                   help="model requests in flight (default: --max-concurrency; use ~4 for mlx_lm.server)")
-    p.add_argument("--timeout", type=float, default=30.0, help="seconds per environment answer (default: %(default)s)")
-    p.add_argument("--out", default="eval-results.json", help="JSON report path (default: %(default)s)")
+    tasks = p.add_argument_group("tasks")
+    tasks.add_argument("--tasks", default=None, metavar="FILE.jsonl",
+                       help="task list to use instead of the server's Task API: one JSON object per line with the "
+                       "reset arguments of a task, e.g. {\"split\": \"test\", \"id\": \"s3\", \"tier\": 1, \"reset\": "
+                       "{\"seed\": 3}} (see docs/openenv.md)")
+    tasks.add_argument("--split", default="test", help="split to evaluate (default: %(default)s)")
+    tasks.add_argument("--per-family", type=int, default=20, help="tasks per family (default: %(default)s)")
+    tasks.add_argument("--families", nargs="+", default=None, help="only these families (default: all)")
+    tasks.add_argument("--family-field", type=_family_field, default="tier",
+                       help="task-spec field naming the family; 'none' puts every task in one family (default: %(default)s)")
+    tasks.add_argument("--id-field", default="id",
+                       help="task-spec field with the durable task id; split/index when a spec lacks it (default: %(default)s)")
+    tasks.add_argument("--seed", type=int, default=0, help="chooses the tasks (default: %(default)s)")
+    episodes = p.add_argument_group("episodes")
+    episodes.add_argument("--system-prompt", default=DEFAULT_SYSTEM_PROMPT,
+                          help="system message; an empty string sends none (default: %(default)r)")
+    episodes.add_argument("--observation-field", default=None, help="observation field shown to the model (default: auto)")
+    episodes.add_argument("--action-field", default=None, help="action field that gets the reply (default: auto)")
+    episodes.add_argument("--reset-kwargs", type=_json_object, default={}, metavar="JSON",
+                          help="extra reset arguments for every episode, a JSON object such as '{\"difficulty\": 2}' "
+                          "(not split/index/episode_id)")
+    episodes.add_argument("--max-steps", type=int, default=16,
+                          help="environment steps per episode; an episode still running then is counted as "
+                          "truncated (default: %(default)s)")
+    episodes.add_argument("--max-invalid-actions", type=int, default=2,
+                          help="invalid replies fed back to the model before the episode gives up (default: %(default)s)")
+    episodes.add_argument("--success-threshold", type=float, default=1.0,
+                          help="an episode whose total reward reaches this counts as solved (default: %(default)s)")
+    episodes.add_argument("--no-reset-check", dest="check_reset", action="store_false",
+                          help="skip the check (three resets before the eval) that the server plays the task asked for")
+    run = p.add_argument_group("run")
+    run.add_argument("--max-concurrency", type=int, default=32,
+                     help="episodes open at once, i.e. the batch handed to the model (default: %(default)s)")
+    run.add_argument("--model-concurrency", type=int, default=None,
+                     help="model requests in flight (default: --max-concurrency; use ~4 for mlx_lm.server)")
+    run.add_argument("--timeout", type=float, default=30.0, help="seconds per environment answer (default: %(default)s)")
+    run.add_argument("--out", default="eval-results.json", help="JSON report path, checked before the eval (default: %(default)s)")
     p.set_defaults(func=_main)
 
 
+def config_kwargs(args: argparse.Namespace, base_url: str) -> dict:
+    """The EvalConfig fields the flags set (every field has one: see CONFIG_FLAGS)."""
+    fields = {name: getattr(args, name) for name in CONFIG_FLAGS if name != "base_url"}
+    fields["system_prompt"] = args.system_prompt or None
+    return {"base_url": base_url, **fields}
+
+
+def describe_validation_error(exc) -> str:
+    """pydantic errors with the CLI flag in place of each field name."""
+    parts = []
+    for error in exc.errors():
+        name = str(error["loc"][0]) if error["loc"] else ""
+        message = error["msg"].removeprefix("Value error, ")
+        parts.append(f"{CONFIG_FLAGS.get(name, name)}: {message}")
+    return "; ".join(parts)
+
+
 def _main(args: argparse.Namespace) -> int:
+    import os
+    import tempfile
     from contextlib import nullcontext
 
     from pydantic import ValidationError
@@ -54,9 +123,21 @@ def _main(args: argparse.Namespace) -> int:
 
     from openenv_prime.client.errors import OpenEnvError
     from openenv_prime.evaluation import EvalConfig, ModelEndpointError, OpenAIPolicy, run_eval
-    from openenv_prime.evaluation.report import family_table, report_dict, write_json
+    from openenv_prime.evaluation.report import check_writable, family_table, report_dict, write_json
 
     err = Console(stderr=True)
+
+    def fail(message: str, code: int = 1) -> int:
+        err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
+        return code
+
+    try:
+        check_writable(args.out)
+        EvalConfig(**config_kwargs(args, args.base_url))  # bad settings fail before a server starts
+    except ValueError as exc:
+        if isinstance(exc, ValidationError):
+            return fail(f"bad eval setting: {describe_validation_error(exc)}", 2)
+        return fail(f"--out: {exc}", 2)
     try:
         policy = OpenAIPolicy(args.model_base_url, args.model, args.api_key, max_tokens=args.max_tokens,
                               max_concurrency=args.model_concurrency or args.max_concurrency)
@@ -67,27 +148,28 @@ def _main(args: argparse.Namespace) -> int:
         else:
             server = nullcontext(args.base_url)
         with server as base_url:
-            config = EvalConfig(
-                base_url=base_url, env_name=args.env_name, split=args.split, per_family=args.per_family,
-                families=args.families, seed=args.seed, family_field=args.family_field,
-                system_prompt=args.system_prompt or None, observation_field=args.observation_field,
-                action_field=args.action_field, max_steps=args.max_steps, max_concurrency=args.max_concurrency,
-                timeout=args.timeout,
-            )
-            result = run_eval(config, policy)
-    except ValidationError as exc:
-        err.print(f"[red]error:[/red] bad eval setting: {escape(str(exc))}", highlight=False)
-        return 2
+            result = run_eval(EvalConfig(**config_kwargs(args, base_url)), policy)
     except (OpenEnvError, ModelEndpointError, ValueError, KeyError, OSError, RuntimeError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)  # KeyError's str() adds quotes
-        err.print(f"[red]error:[/red] {escape(str(message))}", highlight=False)
-        return 1
+        return fail(str(message))
     document = report_dict(result, model={"name": args.model, "base_url": policy.url, "max_tokens": args.max_tokens,
                                           "temperature": policy.temperature})
     if args.serve_chain_sum:
         document["server"] = {"embedded": "chain-sum", "tiers": args.tiers}
-    path = write_json(args.out, document)
     console = Console()
     console.print(family_table(result))
+    for note in result.warnings:
+        err.print(f"[yellow]warning:[/yellow] {escape(note)}", highlight=False)
+    if result.truncated:
+        err.print(f"[yellow]warning:[/yellow] {result.truncated} of {len(result.results)} episodes were still running after "
+                  f"--max-steps {result.config.max_steps} steps (truncated); raise --max-steps to let them finish",
+                  highlight=False)
+    try:
+        path = write_json(args.out, document)
+    except OSError as exc:  # the eval is done: keep its results somewhere
+        fd, spare = tempfile.mkstemp(prefix="openenv-prime-eval-", suffix=".json")
+        os.close(fd)
+        fallback = write_json(spare, document)
+        return fail(f"cannot write {args.out} ({exc}); the report was written to {fallback} instead")
     console.print(f"{len(result.results)} episodes in {result.elapsed_s:.1f} s; report written to {path}")
     return 0

@@ -16,26 +16,34 @@ class EvalConfig(BaseModel):
 
     base_url: str = Field("http://127.0.0.1:8000", description="OpenEnv server (http(s):// or ws(s)://).")
     env_name: str | None = Field(None, description="Environment name; None means the only one the server lists.")
-    split: str = Field("test", description="Task API split to evaluate on.")
+    tasks: str | None = Field(None, description="Task list (JSONL) to use instead of the server's Task API; episodes "
+                              "reset with each line's reset arguments.")
+    split: str = Field("test", description="Split to evaluate on (of the Task API, or of the task list).")
     per_family: int = Field(20, ge=1, description="Tasks drawn per family (all of them when a family has fewer).")
     families: list[str] | None = Field(None, description="Only these families (as strings); None means all.")
     seed: int = Field(0, description="Chooses the tasks; the same seed chooses the same tasks.")
-    family_field: str = Field("tier", description="Task-spec field whose value is the family key.")
+    family_field: str | None = Field("tier", description="Task-spec field whose value is the family key; None puts "
+                                     "every task in one family, 'all'.")
     id_field: str = Field("id", description="Task-spec field with the durable task id (falls back to split/index).")
     system_prompt: str | None = Field(DEFAULT_SYSTEM_PROMPT, description="System message; None sends none.")
     observation_field: str | None = Field(None, description="Observation field rendered as the prompt text.")
     action_field: str | None = Field(None, description="Action field that receives the reply text.")
     reset_kwargs: dict[str, Any] = Field(default_factory=dict, description="Extra arguments for every reset.")
     max_concurrency: int = Field(32, ge=1, description="Episodes open at once; also the policy's batch size.")
-    max_steps: int = Field(1, ge=1, description="Model turns per episode before it is cut off.")
+    max_steps: int = Field(16, ge=1, description="Environment steps per episode before it is cut off (reported as truncated).")
     max_invalid_actions: int = Field(2, ge=0, description="Rejected actions fed back to the model before giving up.")
     success_threshold: float = Field(1.0, description="An episode whose total reward reaches this counts as solved.")
     timeout: float = Field(30.0, gt=0, description="Seconds to wait for any one server answer.")
+    check_reset: bool = Field(True, description="Before the eval, reset two tasks (one twice) and fail when the "
+                              "server does not play the task asked for.")
 
     @field_validator("reset_kwargs")
     @classmethod
     def _reset_kwargs_leave_the_task_alone(cls, value: dict[str, Any]) -> dict[str, Any]:
         taken = sorted({"split", "index", "episode_id"} & set(value))
         if taken:
-            raise ValueError(f"reset_kwargs may not set {taken}: the eval sets them for each task (use split= for the split)")
+            raise ValueError(
+                f"reset_kwargs may not set {taken}: the eval sets them for each task (choose the split with --split; "
+                "per-task reset arguments go in a task list, --tasks)"
+            )
         return value

@@ -31,17 +31,21 @@ def package_versions() -> dict[str, str]:
 
 def family_table(result: EvalResult, title: str | None = None) -> Table:
     """Per-family accuracy, mean reward and counts, with an overall row."""
-    table = Table(title=title or f"{result.env_name} / {result.config.split}: accuracy per {result.config.family_field}")
-    table.add_column(result.config.family_field, justify="right")
+    family = result.config.family_field or "family"
+    table = Table(title=title or f"{result.env_name} / {result.config.split}: accuracy per {family}")
+    table.add_column(family, justify="right")
     table.add_column("tasks", justify="right")
     table.add_column("solved", justify="right")
     table.add_column("accuracy", justify="right")
     table.add_column("mean reward", justify="right")
+    table.add_column("truncated", justify="right")
     for score in result.families:
-        table.add_row(score.family, str(score.tasks), str(score.solved), f"{score.accuracy:.3f}", f"{score.mean_reward:.3f}")
+        table.add_row(score.family, str(score.tasks), str(score.solved), f"{score.accuracy:.3f}", f"{score.mean_reward:.3f}",
+                      str(score.truncated))
     solved = sum(s.solved for s in result.families)
     table.add_section()
-    table.add_row("all", str(len(result.results)), str(solved), f"{result.accuracy:.3f}", f"{result.mean_reward:.3f}")
+    table.add_row("all", str(len(result.results)), str(solved), f"{result.accuracy:.3f}", f"{result.mean_reward:.3f}",
+                  str(result.truncated))
     return table
 
 
@@ -59,8 +63,28 @@ def report_dict(result: EvalResult, model: dict[str, Any] | None = None) -> dict
         "families": [s.model_dump(mode="json") for s in result.families],
         "results": [r.model_dump(mode="json") for r in result.results],
         "reconnects": result.reconnects,
+        "truncated": result.truncated,
+        "warnings": result.warnings,
         "elapsed_s": result.elapsed_s,
     }
+
+
+def check_writable(path: str | Path) -> Path:
+    """Fail before a run, not after it: ``path`` must be a file path whose folder can be made and written to.
+
+    Raises ValueError naming the path and what is wrong; creates the missing folders (as the write would)."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory; name a file to write the report to, e.g. {path / 'eval-results.json'}")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ValueError(f"{path} exists and is not writable; choose another report path")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".check"):
+            pass
+    except OSError as exc:
+        raise ValueError(f"cannot write the report to {path}: {exc.strerror or exc}; choose another path") from None
+    return path
 
 
 def write_json(path: str | Path, document: dict[str, Any]) -> Path:

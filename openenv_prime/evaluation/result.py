@@ -21,7 +21,11 @@ class TaskResult(BaseModel):
     reply: str
     steps: int
     done: bool
+    truncated: bool = False
+    """The step limit (``max_steps``) ended the episode before the environment did."""
     invalid_actions: int
+    error: str | None = None
+    """Why the episode failed without the environment scoring it (e.g. an action the server refused as too large)."""
 
 
 class FamilyScore(BaseModel):
@@ -34,6 +38,8 @@ class FamilyScore(BaseModel):
     solved: int
     accuracy: float
     mean_reward: float
+    truncated: int = 0
+    """Episodes the step limit cut off."""
 
 
 class EvalResult(BaseModel):
@@ -49,6 +55,10 @@ class EvalResult(BaseModel):
     accuracy: float
     mean_reward: float
     reconnects: int
+    truncated: int = 0
+    """Episodes the step limit cut off before the environment ended them (raise ``max_steps`` if many)."""
+    warnings: list[str] = []
+    """What the run noticed about the server (e.g. a reset that may ignore the task)."""
     elapsed_s: float
 
     def accuracy_by_family(self) -> dict[str, float]:
@@ -65,6 +75,6 @@ def score_families(results: list[TaskResult], family_order: list[str]) -> list[F
         solved = sum(r.success for r in mine)
         scores.append(FamilyScore(
             family=family, tasks=len(mine), solved=solved, accuracy=solved / len(mine),
-            mean_reward=sum(r.reward for r in mine) / len(mine),
+            mean_reward=sum(r.reward for r in mine) / len(mine), truncated=sum(r.truncated for r in mine),
         ))
     return scores

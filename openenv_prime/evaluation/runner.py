@@ -7,13 +7,18 @@ stepped. Results are stored by task position, so their order never depends on wh
 An in-process policy that blocks the event loop for longer than the server's keepalive (about 40 s with
 uvicorn's defaults) gets its sockets closed by the server. The episode is then replayed on a new socket:
 reset the same task, re-send the accepted actions (checking each observation is the one the model saw),
-then send the new action. Task API tasks reset deterministically by (split, index), so this is the same episode.
+then send the new action. A task resets deterministically from its reset arguments ((split, index) on a Task API,
+a task list line's ``reset``), so this is the same episode; the check before the eval makes sure of it.
+
+A reply the server refuses as too large (WebSocket close code 1009) fails its episode instead of the eval, and an
+episode the step limit cuts off is counted as truncated.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +30,8 @@ from openenv_prime.client.errors import (
     ServerError,
 )
 from openenv_prime.client.render import observation_to_text, reply_to_action
-from openenv_prime.client.tasks import load_sampler_tasks
+from openenv_prime.client.resetcheck import check_reset_plays_tasks_sync
+from openenv_prime.client.tasks import load_sampler_tasks, open_task_source
 from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.policy import Policy
 from openenv_prime.evaluation.result import EvalResult, TaskResult, score_families
@@ -33,10 +39,14 @@ from openenv_prime.evaluation.selection import choose_tasks, family_sort_key
 from openenv_prime.samplers.task import Task
 
 
+_MESSAGE_TOO_BIG = 1009  # WebSocket close code: the server refused a message as too large
+
+
 @dataclass
 class _Episode:
     task: Task
     session: EpisodeSession
+    reset_kwargs: dict[str, Any]  # what plays this task: (split, index) or a task list line's reset
     messages: list[dict[str, str]] = field(default_factory=list)
     shown: list[str] = field(default_factory=list)  # observation texts the model saw, for replay checks
     actions: list[dict[str, Any]] = field(default_factory=list)  # accepted actions, for replay
@@ -47,6 +57,7 @@ class _Episode:
     reconnects: int = 0
     done: bool = False
     finished: bool = False  # done, out of steps or out of invalid-action retries
+    error: str | None = None  # why the episode failed without the environment scoring it
 
 
 def run_eval(config: EvalConfig, policy: Policy) -> EvalResult:
@@ -61,14 +72,19 @@ def run_eval(config: EvalConfig, policy: Policy) -> EvalResult:
 async def run_eval_async(config: EvalConfig, policy: Policy) -> EvalResult:
     """Chooses ``per_family`` tasks per family from the seed, plays them and scores them per family."""
     started = time.perf_counter()
-    env_name, tasks, action_schema = await asyncio.to_thread(_load_tasks, config)
+    env_name, tasks, reset_kwargs, action_schema, notes = await asyncio.to_thread(_load_tasks, config)
+    for note in notes:
+        warnings.warn(note, stacklevel=2)
     episodes: list[_Episode] = []
     # one socket per slot, reused by the slot's episode in every wave (a reset starts a new episode on it)
     slots = await _open_slots(config, min(config.max_concurrency, len(tasks)))
     wave: list[_Episode] = []
     try:
         for start in range(0, len(tasks), len(slots)):
-            wave = [_Episode(task, session) for task, session in zip(tasks[start:start + len(slots)], slots)]
+            wave = [
+                _Episode(task, session, reset_kwargs[task.index])
+                for task, session in zip(tasks[start:start + len(slots)], slots)
+            ]
             await _play(wave, config, policy, action_schema)
             slots[:len(wave)] = [ep.session for ep in wave]  # a replayed episode left a new socket in its slot
             episodes.extend(wave)
@@ -84,6 +100,8 @@ async def run_eval_async(config: EvalConfig, policy: Policy) -> EvalResult:
         accuracy=sum(r.success for r in results) / len(results) if results else 0.0,
         mean_reward=sum(r.reward for r in results) / len(results) if results else 0.0,
         reconnects=sum(ep.reconnects for ep in episodes),
+        truncated=sum(r.truncated for r in results),
+        warnings=notes,
         elapsed_s=time.perf_counter() - started,
     )
 
@@ -108,19 +126,28 @@ async def _open_slots(config: EvalConfig, wanted: int) -> list[EpisodeSession]:
     return [s for s, p in zip(slots, probes) if not isinstance(p, CapacityError)]
 
 
-def _load_tasks(config: EvalConfig) -> tuple[str, list[Task], dict[str, Any] | None]:
-    with TaskAPIClient(config.base_url, env_name=config.env_name, timeout=config.timeout) as api:
-        all_tasks = load_sampler_tasks(api, config.split, family_field=config.family_field)
-        action_schema = api.action_schema()
+def _load_tasks(config: EvalConfig) -> tuple[str, list[Task], dict[int, dict[str, Any]], dict[str, Any] | None, list[str]]:
+    """The chosen tasks, the reset arguments of each (by index), the action schema, and warnings about the server."""
+    with open_task_source(config.base_url, tasks=config.tasks, env_name=config.env_name, timeout=config.timeout) as source:
+        all_tasks = load_sampler_tasks(source, config.split, family_field=config.family_field, family_setting="--family-field")
+        with TaskAPIClient(config.base_url, env_name=source.env_name, timeout=config.timeout) as api:
+            action_schema = api.action_schema()
         if action_schema is None and config.action_field is None:
             raise ValueError(
                 f"the server at {config.base_url} publishes no action schema, so the reply's action field is unknown; "
-                "set action_field (--action-field) to the field that takes the reply"
+                "set --action-field to the field that takes the reply"
             )
         chosen = choose_tasks(all_tasks, config.per_family, config.seed, config.families)
         if not chosen:
-            raise ValueError(f"split {config.split!r} of {api.env_name!r} at {config.base_url} has no tasks to evaluate")
-        return api.env_name, chosen, action_schema
+            raise ValueError(f"split {config.split!r} of {source.env_name!r} ({source.kind} {source.where}) has no tasks to evaluate")
+        notes = []
+        if config.check_reset:
+            note = check_reset_plays_tasks_sync(
+                config.base_url, source, config.split, len(all_tasks), extra=config.reset_kwargs, timeout=config.timeout
+            )
+            notes = [note] if note is not None else []
+        reset_kwargs = {task.index: source.reset_kwargs(task.split, task.index) for task in chosen}
+        return source.env_name, chosen, reset_kwargs, action_schema, notes
 
 
 def _task_key(task: Task, config: EvalConfig) -> str:
@@ -156,8 +183,7 @@ async def _reset(ep: _Episode, config: EvalConfig) -> StepResult:
 
 async def _reset_once(ep: _Episode, config: EvalConfig) -> StepResult:
     return await ep.session.reset(
-        **config.reset_kwargs, split=ep.task.split, index=ep.task.index,
-        episode_id=f"eval-s{config.seed}-{ep.task.split}-{ep.task.index}",
+        **config.reset_kwargs, **ep.reset_kwargs, episode_id=f"eval-s{config.seed}-{ep.task.split}-{ep.task.index}",
     )
 
 
@@ -181,6 +207,12 @@ async def _act(ep: _Episode, reply: str, config: EvalConfig, action_schema: dict
     try:
         action = reply_to_action(reply, action_schema, config.action_field)
         result = await _step(ep, action, config)
+    except ConnectionDroppedError as exc:
+        if exc.close_code != _MESSAGE_TOO_BIG:
+            raise
+        ep.error = f"the server refused the action as too large ({len(reply)} characters; WebSocket close code 1009)"
+        ep.finished = True  # scored as a failure; the slot's next episode gets a new socket (see _reset)
+        return
     except InvalidRequestError as exc:  # the model's fault (unparsable or rejected action): tell it, up to a limit
         ep.invalid_actions += 1
         if ep.invalid_actions > config.max_invalid_actions:
@@ -200,7 +232,9 @@ async def _act(ep: _Episode, reply: str, config: EvalConfig, action_schema: dict
 async def _step(ep: _Episode, action: dict[str, Any], config: EvalConfig) -> StepResult:
     try:
         return await ep.session.step(action)
-    except ConnectionDroppedError:
+    except ConnectionDroppedError as exc:
+        if exc.close_code == _MESSAGE_TOO_BIG:
+            raise  # replaying would only send it again
         await _replay(ep, config)
         return await ep.session.step(action)
 
@@ -235,9 +269,11 @@ def _result(ep: _Episode, config: EvalConfig) -> TaskResult:
         split=ep.task.split,
         index=ep.task.index,
         reward=ep.reward,
-        success=ep.reward >= config.success_threshold,
+        success=ep.error is None and ep.reward >= config.success_threshold,
         reply=ep.reply,
         steps=ep.steps,
         done=ep.done,
+        truncated=not ep.done and ep.error is None and ep.steps >= config.max_steps,
         invalid_actions=ep.invalid_actions,
+        error=ep.error,
     )

@@ -37,14 +37,18 @@ class OpenEnvTasksetConfig(vf.TasksetConfig):
     """OpenEnv server (http(s):// or ws(s)://)."""
     env_name: str | None = None
     """Environment on the server; None = the only one `/list_environments` lists."""
+    tasks: str | None = None
+    """Task list (JSONL; one task per line with its `reset` arguments) to use instead of the server's
+    Task API, for a server without one; None = the Task API."""
     splits: list[str] | None = None
-    """Splits to load, in order; None = every split the server lists."""
+    """Splits to load, in order; None = every split the server (or the task list) lists."""
     page_size: int = Field(1024, ge=1)
     """Tasks per `task_range` request at load."""
     id_field: str = "id"
-    """Spec field holding the durable task id; a spec without it is keyed by a content hash."""
+    """Spec field holding the durable task id; a spec without it is keyed by a content hash (with a warning)."""
     family_field: str | None = "tier"
-    """Spec field grouping tasks into families (curriculum keys); None = no families."""
+    """Spec field grouping tasks into families (curriculum keys); None = no families. A spec without it
+    is an error."""
     observation_field: str | None = None
     """Observation field shown to the model; None = the render module's choice."""
     action_field: str | None = None
@@ -56,7 +60,10 @@ class OpenEnvTasksetConfig(vf.TasksetConfig):
     max_invalid_actions: int = Field(3, ge=0)
     """Invalid actions fed back to the model; the next one stops the episode."""
     reset_kwargs: dict[str, Any] = Field(default_factory=dict)
-    """Extra arguments for every reset, besides split, index and episode_id."""
+    """Extra arguments for every reset, besides the task's own (split and index, or a task list line's
+    `reset`) and episode_id."""
+    check_reset: bool = True
+    """At load, reset two tasks (one twice) and fail when the server does not play the task asked for."""
     max_sessions: int | None = Field(None, ge=1)
     """Open `/ws` sessions per process; None = unbounded (the server's cap still applies)."""
     capacity_wait: float = Field(60.0, ge=0)
@@ -74,7 +81,8 @@ class OpenEnvTasksetConfig(vf.TasksetConfig):
         if reserved:
             raise ValueError(
                 f"reset_kwargs may not set {reserved}: each episode resets with its task's split and "
-                "index and its trace id as episode_id; choose tasks with --env.taskset.splits or --select"
+                "index (or its task list line's reset) and its trace id as episode_id; choose tasks with "
+                "--env.taskset.splits or --select, and put per-task reset arguments in a task list (--env.taskset.tasks)"
             )
         return kwargs
 

@@ -65,9 +65,8 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                     "rewards": [], "steps": 0, "done": False, "invalid_actions": 0, "step_seconds": [],
                 }
                 trace.info["openenv"] = record
-                result = await session.reset(
-                    **config.reset_kwargs, split=data.split, index=data.index, episode_id=trace.id
-                )
+                task_reset = data.reset if data.reset is not None else {"split": data.split, "index": data.index}
+                result = await session.reset(**config.reset_kwargs, **task_reset, episode_id=trace.id)
                 record["done"] = result.done
                 message = observation_to_text(result.observation, config.observation_field)
                 while True:

@@ -1,14 +1,17 @@
-"""OpenEnv Task API tasks as verifiers v1 tasks: loaded page by page, keyed `env/split/id`."""
+"""OpenEnv tasks as verifiers v1 tasks, keyed `env/split/id`: from the server's Task API (page by page),
+or from a task list (`tasks = "FILE.jsonl"`) for a server without one."""
 
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any
 
 import verifiers.v1 as vf
 
-from openenv_prime.client import TaskAPIClient
-from openenv_prime.client.errors import UnknownSplitError
+from openenv_prime.client import TaskAPIClient, TaskSource, open_task_source
+from openenv_prime.client.errors import RouteNotSupportedError
+from openenv_prime.client.resetcheck import check_reset_plays_tasks_sync
 from openenv_prime.verifiers_taskset.config import OpenEnvTaskConfig, OpenEnvTasksetConfig
 from openenv_prime.verifiers_taskset.keys import check_unique, durable_id, family_of, task_key
 
@@ -22,6 +25,8 @@ class OpenEnvTaskData(vf.TaskData):
     index: int
     spec: dict[str, Any]
     family: str | None = None
+    reset: dict[str, Any] | None = None
+    """A task list task's reset arguments; None resets with `split` and `index` (the Task API)."""
 
 
 def aggregate(rewards: list[float], mode: str) -> float:
@@ -92,48 +97,83 @@ def default_instructions(action_schema: dict[str, Any] | None, action_field: str
 
 
 class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
-    """Every task of the chosen splits, from the server's Task API."""
+    """Every task of the chosen splits, from the server's Task API or from a task list."""
 
     def load(self) -> list[OpenEnvTask]:
         config = self.config
-        with TaskAPIClient(
-            config.base_url, env_name=config.env_name, timeout=config.http_timeout
-        ) as api:
-            env_name = api.env_name
-            listed = [entry["name"] for entry in api.splits()]
-            splits = config.splits if config.splits is not None else listed
-            unknown = [split for split in splits if split not in listed]
-            if unknown:
-                raise UnknownSplitError(
-                    f"split(s) {unknown} not served by environment {env_name!r} at "
-                    f"{config.base_url}; it lists {listed} (set --env.taskset.splits)"
-                )
-            instructions = config.instructions or default_instructions(
-                api.schema().get("action"), config.action_field
-            )
+        with open_task_source(
+            config.base_url, tasks=config.tasks, env_name=config.env_name, timeout=config.http_timeout,
+            page_size=config.page_size,
+        ) as source:
+            splits = config.splits if config.splits is not None else _listed_splits(source)
+            with TaskAPIClient(config.base_url, env_name=source.env_name, timeout=config.http_timeout) as api:
+                instructions = config.instructions or default_instructions(api.action_schema(), config.action_field)
+            loaded = {split: source.specs(split) for split in splits}
             tasks = [
-                self._task(env_name, split, index, spec, instructions)
+                self._task(source, split, index, spec, instructions)
                 for split in splits
-                for index, spec in enumerate(
-                    api.get_task_range(split, page_size=config.page_size)
-                )
+                for index, spec in enumerate(loaded[split])
             ]
+            self._check_fields(source, loaded)
+            if config.check_reset:
+                split = next((split for split in splits if loaded[split]), None)
+                if split is not None:
+                    note = check_reset_plays_tasks_sync(
+                        config.base_url, source, split, len(loaded[split]), extra=config.reset_kwargs,
+                        timeout=config.message_timeout,
+                    )
+                    if note is not None:
+                        warnings.warn(note, stacklevel=2)
         check_unique(task.key for task in tasks)
         return tasks
 
-    def _task(
-        self, env_name: str, split: str, index: int, spec: dict[str, Any], instructions: str
-    ) -> OpenEnvTask:
+    def _check_fields(self, source: TaskSource, loaded: dict[str, list[dict[str, Any]]]) -> None:
+        """No silent fallbacks: a spec without the family field is an error, one without the id field a warning."""
+        config = self.config
+        specs = [(split, index, spec) for split, found in loaded.items() for index, spec in enumerate(found)]
+        if config.family_field is not None:
+            missing = next(((s, i, spec) for s, i, spec in specs if spec.get(config.family_field) is None), None)
+            if missing is not None:
+                split, index, spec = missing
+                raise ValueError(
+                    f"task {index} of split {split!r} ({source.kind} {source.where}) has no family field "
+                    f"{config.family_field!r}; its fields are {sorted(spec)}: set --env.taskset.family-field "
+                    "(family_field) to one of them, or to null for no families"
+                )
+        lacking = sum(spec.get(config.id_field) in (None, "") for _, _, spec in specs)
+        if lacking:
+            fields = sorted({key for _, _, spec in specs[:1] for key in spec})
+            warnings.warn(
+                f"{lacking} of {len(specs)} task specs ({source.kind} {source.where}) have no id field "
+                f"{config.id_field!r}, so they are keyed by a hash of their content; set --env.taskset.id-field "
+                f"(id_field) to a field that names each task durably (the specs have {fields})",
+                stacklevel=3,
+            )
+
+    def _task(self, source: TaskSource, split: str, index: int, spec: dict[str, Any], instructions: str) -> OpenEnvTask:
         ident = durable_id(spec, self.config.id_field)
         data = OpenEnvTaskData(
             id=ident,
-            name=task_key(env_name, split, ident),
+            name=task_key(source.env_name, split, ident),
             prompt=None,
             system_prompt=instructions,
-            env_name=env_name,
+            env_name=source.env_name,
             split=split,
             index=index,
             spec=spec,
             family=family_of(spec, self.config.family_field),
+            reset=source.reset_kwargs(split, index) if source.kind == "task list" else None,
         )
         return OpenEnvTask(data, self.config.task)
+
+
+def _listed_splits(source: TaskSource) -> list[str]:
+    try:
+        return source.splits()
+    except RouteNotSupportedError as exc:
+        raise RouteNotSupportedError(
+            "the server does not list its splits (its environment has no list_splits)",
+            url=exc.url,
+            env_name=exc.env_name,
+            hint="name the splits to load with --env.taskset.splits '[\"test\"]' (splits = [...] in TOML)",
+        ) from None

@@ -158,7 +158,7 @@ def test_unknown_split_without_a_splits_route_ends_in_a_server_error(chain_sum_s
         assert sum(path.endswith("/splits") for _, path in proxy.seen) == 1  # the 501 is remembered
 
 
-def test_501_fallbacks_use_per_index_task_and_len_of_tasks(chain_sum_server):
+def test_501_fallbacks_use_tasks_when_it_lists_every_spec_and_len_of_tasks(chain_sum_server):
     with TaskAPIClient(chain_sum_server) as direct:
         expected = direct.get_task_range("test", 190, 215)
     with TaskAPIProxy(chain_sum_server, unsupported={"task_range", "num_tasks"}) as proxy:
@@ -166,13 +166,22 @@ def test_501_fallbacks_use_per_index_task_and_len_of_tasks(chain_sum_server):
             assert api.num_tasks("test") == 1000  # len(/tasks)
             assert api.get_task_range("test", 190, 215, page_size=8) == expected
         assert ("POST", "/chain_sum/tasks") in proxy.seen
-        assert sum(path == "/chain_sum/task" for _, path in proxy.seen) == 25
+        assert sum(path == "/chain_sum/task" for _, path in proxy.seen) == 0  # /tasks had them all
 
         async def async_case():
             async with AsyncTaskAPIClient(proxy.url) as api:
                 return await api.get_task_range("test", 190, 215)
 
         assert _run(async_case()) == expected
+
+
+def test_501_task_range_falls_back_to_per_index_task_when_tasks_is_capped(chain_sum_server):
+    with TaskAPIClient(chain_sum_server) as direct:
+        expected = direct.get_task_range("train", 190, 215)
+    with TaskAPIProxy(chain_sum_server, unsupported={"task_range"}) as proxy:
+        with TaskAPIClient(proxy.url) as api:
+            assert api.get_task_range("train", 190, 215, page_size=8) == expected  # /tasks holds 1000 of 50000
+        assert sum(path == "/chain_sum/task" for _, path in proxy.seen) == 25
 
 
 def test_action_schema_is_the_schemas_action_or_none_without_a_schema_route(chain_sum_server):

@@ -43,7 +43,8 @@ def test_eval_prints_the_table_and_writes_the_report(chain_sum_server, model_url
     assert report["accuracy"] == pytest.approx(6 / 15)
     assert len(report["results"]) == 15
     assert set(report["results"][0]) == {"key", "family", "split", "index", "reward", "success", "reply", "steps",
-                                         "done", "invalid_actions"}
+                                         "done", "truncated", "invalid_actions", "error"}
+    assert report["truncated"] == 0 and report["warnings"] == []
     for family in "01234":  # the table has one row per tier
         assert any(line.split("│")[1].strip() == family for line in run.stdout.splitlines() if line.count("│") >= 5)
 
@@ -77,7 +78,7 @@ def test_eval_with_the_server_down_says_where(model_url, tmp_path):
 def test_eval_rejects_bad_settings_by_name(chain_sum_server, model_url, tmp_path):
     run = _eval("--base-url", chain_sum_server, "--model", "m", "--model-base-url", model_url,
                 "--per-family", "0", "--out", str(tmp_path / "r.json"))
-    assert run.returncode == 2 and "per_family" in run.stderr
+    assert run.returncode == 2 and "--per-family" in run.stderr and "per_family" not in run.stderr
     run = _eval("--base-url", chain_sum_server, "--model", "m", "--model-base-url", model_url,
                 "--family-field", "colour", "--out", str(tmp_path / "r.json"))
     assert run.returncode == 1 and "no field 'colour'" in run.stderr and "Traceback" not in run.stderr

@@ -192,10 +192,21 @@ class _BlockingPolicy:
         return [str(sum(chain_sum_terms(p[-1]["content"]))) for p in prompts]
 
 
-@pytest.mark.slow
-def test_blocking_policy_outlasting_keepalive_gets_its_episodes_replayed(chain_sum_server):
-    config = EvalConfig(base_url=chain_sum_server, per_family=1, families=["0", "3"])
-    result = run_eval(config, _BlockingPolicy(45.0))
+def test_blocking_policy_outlasting_keepalive_gets_its_episodes_replayed(tmp_path):
+    """On a server whose keepalive closes an unanswered socket after ~1 s, a policy blocking 4 s loses both sockets."""
+    import os
+    import sys
+    from pathlib import Path
+
+    from tests.support.processes import free_port, serving
+
+    script = Path(__file__).resolve().parents[1] / "support" / "short_keepalive_server.py"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    environ = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    with serving([sys.executable, str(script), str(port)], f"{url}/health", tmp_path / "log", timeout=120, env=environ):
+        config = EvalConfig(base_url=url, per_family=1, families=["0", "3"])
+        result = run_eval(config, _BlockingPolicy(4.0))
     assert result.reconnects == 2
     assert result.accuracy_by_family() == {"0": 1.0, "3": 1.0}
     assert [r.steps for r in result.results] == [1, 1]
