@@ -74,6 +74,9 @@ class SamplerConfig(_Section):
 class EnvironmentConfig(_Section):
     # Base URL of any OpenEnv server with the Task API; empty = start the embedded server below.
     base_url: str = ""
+    # A task list (JSONL, one task a line with its reset arguments) for a server without a Task API; its
+    # splits replace the server's (train_split, test_split), and each episode resets with its line's `reset`.
+    tasks: str | None = None
     embedded: Literal["chain-sum"] = "chain-sum"
     tiers: int = Field(5, ge=1)
     # Concurrent /ws sessions the trainer opens (and, embedded, the server allows).
@@ -101,6 +104,12 @@ class EnvironmentConfig(_Section):
         if url:
             http_base(url)  # raises naming the schemes it takes
         return url
+
+    @model_validator(mode="after")
+    def _task_list_needs_a_server(self) -> "EnvironmentConfig":
+        if self.tasks is not None and not self.base_url:
+            raise ValueError("environment.tasks: a task list is played on a server of your own; set environment.base_url")
+        return self
 
     @field_validator("reward_clip")
     @classmethod

@@ -81,18 +81,22 @@ class _Trainer:
 
     async def _setup(self) -> None:
         from openenv_prime.client import TaskAPIClient
-        from openenv_prime.client.tasks import load_sampler_tasks
+        from openenv_prime.client.tasks import load_sampler_tasks, open_task_source
         from openenv_prime.mlx_trainer.rollouts import EpisodeRules, EpisodeRunner, Renderer
         from openenv_prime.samplers import make_sampler
 
         cfg, env = self.cfg, self.cfg.environment
         await self.mlx.run(self._load_model)
-        with TaskAPIClient(self.base_url, env_name=env.env_name, timeout=env.timeout) as api:
-            tasks = load_sampler_tasks(api, env.train_split, family_field=env.family_field)
+        with open_task_source(self.base_url, tasks=env.tasks, env_name=env.env_name, timeout=env.timeout) as source:
+            tasks = load_sampler_tasks(source, env.train_split, family_field=env.family_field,
+                                       family_setting="environment.family_field")
+            resets = {task.index: source.reset_kwargs(task.split, task.index) for task in tasks}
+            self.env_name = source.env_name
+        with TaskAPIClient(self.base_url, env_name=self.env_name, timeout=env.timeout) as api:
             action_schema = api.action_schema()
-            self.env_name = api.env_name
         if not tasks:
-            raise TrainingError(f"environment.train_split {env.train_split!r} has no tasks at {self.base_url}")
+            where = env.tasks or self.base_url
+            raise TrainingError(f"environment.train_split {env.train_split!r} has no tasks in {where}")
         try:
             sampler = make_sampler(cfg.sampler.name, tasks, **sampler_kwargs(cfg))
         except (TypeError, ValueError) as err:
@@ -104,7 +108,7 @@ class _Trainer:
             max_sessions=min(env.max_sessions, cfg.grpo.group_size * cfg.grpo.tasks_per_step),
             max_new_tokens=cfg.grpo.max_new_tokens, temperature=cfg.grpo.temperature,
             rules=EpisodeRules(env.max_steps, env.max_invalid_actions, env.reward_mode, env.reward_clip),
-            timeout=env.timeout,
+            timeout=env.timeout, reset_kwargs=lambda task: resets[task.index],
         )
 
     async def _restore(self) -> bool:
@@ -271,7 +275,7 @@ class _Trainer:
         await self.runner.close()  # free the server's session slots for the eval's own sessions
         env, ev = self.cfg.environment, self.cfg.eval
         config = EvalConfig(
-            base_url=self.base_url, env_name=self.env_name, split=env.test_split, per_family=ev.tasks_per_family,
+            base_url=self.base_url, env_name=self.env_name, tasks=env.tasks, split=env.test_split, per_family=ev.tasks_per_family,
             seed=self.cfg.seed, family_field=env.family_field, system_prompt=self.cfg.grpo.system_prompt or None,
             observation_field=env.observation_field, action_field=env.action_field,
             max_concurrency=min(32, env.max_sessions), timeout=env.timeout,

@@ -1,6 +1,7 @@
 """G episodes per task over the OpenEnv ``/ws`` wire, each model turn generated in one batch.
 
-Each episode is a real session: ``reset(split=, index=)``, the observation rendered into a chat prompt, the
+Each episode is a real session: ``reset`` with the task's arguments (``split``/``index`` on a Task API
+server, a task list line's ``reset`` otherwise), the observation rendered into a chat prompt, the
 model's reply sent as the action with ``step``, and so on until the environment says ``done`` or the episode
 has taken ``max_steps`` steps. A reply that is no valid action is fed back to the model and counted, as the
 verifiers taskset does; after ``max_invalid_actions`` of them the next one ends the episode.
@@ -13,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import mlx.nn as nn
 
@@ -111,7 +112,8 @@ class EpisodeRunner:
     temperature: float
     rules: EpisodeRules = field(default_factory=EpisodeRules)
     timeout: float = 30.0
-    reset_kwargs: dict[str, Any] = field(default_factory=dict)
+    # What plays a task: (split, index) on a Task API server, a task list line's `reset` arguments otherwise.
+    reset_kwargs: Callable[[Task], dict[str, Any]] = lambda task: {"split": task.split, "index": task.index}  # noqa: E731
     times: RolloutTimes = field(default_factory=RolloutTimes)
     _sessions: list[EpisodeSession] = field(default_factory=list)
 
@@ -144,8 +146,7 @@ class EpisodeRunner:
             t0 = time.perf_counter()
             sessions = await self._open(len(planned))
             firsts = await asyncio.gather(*(
-                s.reset(**self.reset_kwargs, split=task.split, index=task.index,
-                        episode_id=f"train-{step}-{task.split}-{task.index}-{i}")
+                s.reset(**self.reset_kwargs(task), episode_id=f"train-{step}-{task.split}-{task.index}-{i}")
                 for s, (task, i) in zip(sessions, planned)
             ))
             self.times.environment += time.perf_counter() - t0

@@ -149,3 +149,27 @@ def test_unscored_episodes_are_left_out_never_zero_and_per_key_metrics_are_cappe
     for s in steps:
         per_key = {k.split("/")[1] for k in s["sampler"] if k.startswith("key/")}
         assert s["sampler"]["keys_total"] == 2 and s["sampler"]["keys_logged"] == 1 and len(per_key) == 1
+
+
+def test_task_list_drives_a_server_without_a_task_api(sft_two_step, tmp_path):
+    import json
+
+    from openenv_prime.client import TaskAPIClient
+    from openenv_prime.client.errors import OpenEnvError
+
+    lines = [{"split": "train", "id": f"two-{s}", "level": 2, "reset": {"level": 2, "seed": s}} for s in range(4)]
+    lines += [{"split": "test", "id": f"t-{level}", "level": level, "reset": {"level": level}} for level in (0, 2)]
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with toy_server("0", task_api=False) as (url, _):
+        with TaskAPIClient(url) as api, pytest.raises(OpenEnvError):
+            api.get_task_range("train")  # the server itself lists no tasks
+        cfg = make_config(sft_two_step, url, steps=1, grpo={"tasks_per_step": 2},
+                          environment={"tasks": str(tasks), "max_steps": 4},
+                          eval={"enabled": True, "every": 0, "tasks_per_family": 2})
+        result = train(cfg, tmp_path / "run", progress=False)
+    log = read_log(tmp_path / "run")
+    step = next(line for line in log if line["type"] == "step")
+    # the default reset (level 0) would be one step: two steps mean each episode reset with its line's arguments
+    assert step["env_steps"] > 1.2 and step["family_reward"].keys() <= {"2"}
+    assert [e["n"] for e in result.state.evals] == [{"0": 1, "2": 1}] * 2
