@@ -3,6 +3,9 @@ train on the groups with signal, log, evaluate, checkpoint.
 
 Order inside a step matters: ``sampler.update`` sees every scored group *before* groups without
 signal are dropped from the loss, so a curriculum learns which families are too easy or too hard.
+A step either completes (its update, counters and log line written by one job on the main thread) or leaves
+no trace (the sampler rewound), so the checkpoint written after an environment failure or a Ctrl-C is exactly
+the last completed step.
 """
 
 from __future__ import annotations
