@@ -37,10 +37,8 @@ def test_lora_dropout_acts_only_inside_the_loss(tiny_model_dir):
     batch = make_batch([([5, 6, 7], [8, 9]), ([5, 6], [10, 11, 12])], [1.0, -1.0], 0)
     first, second = token_logprobs(model, batch, 1.0), token_logprobs(model, batch, 1.0)
     assert mx.array_equal(first, second).item()  # sampling, old log-probs and evals see no dropout
-    before = {k: v for k, v in model.trainable_parameters().items()}
     train_on_batch(model, optimizer, batch, cfg.grpo)
     assert not any(m.training for _, m in model.named_modules())  # back in eval mode after the update
-    assert before  # (the update itself is covered by test_grpo)
 
 
 # ---- the run directory ---------------------------------------------------------------------------------------
