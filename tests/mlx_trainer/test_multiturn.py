@@ -173,3 +173,20 @@ def test_task_list_drives_a_server_without_a_task_api(sft_two_step, tmp_path):
     # the default reset (level 0) would be one step: two steps mean each episode reset with its line's arguments
     assert step["env_steps"] > 1.2 and step["family_reward"].keys() <= {"2"}
     assert [e["n"] for e in result.state.evals] == [{"0": 1, "2": 1}] * 2
+
+
+def test_cli_trains_on_a_multi_step_environment(sft_two_step, two_step_server, tmp_path):
+    import subprocess
+    import sys
+
+    from openenv_prime.mlx_trainer.config import dump_toml
+
+    path = tmp_path / "config.toml"
+    path.write_text(dump_toml(make_config(sft_two_step, two_step_server, steps=2, grpo={"tasks_per_step": 2},
+                                          environment={"max_steps": 2})))
+    proc = subprocess.run([sys.executable, "-m", "openenv_prime", "train", str(path), "--out", str(tmp_path / "run"),
+                           "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "done: 2 steps, 32 episodes" in proc.stdout
+    steps = [s for s in read_log(tmp_path / "run") if s["type"] == "step"]
+    assert len(steps) == 2 and all(s["env_steps"] > 1.2 and s["turns"] >= s["env_steps"] for s in steps)
