@@ -95,6 +95,8 @@ class _Trainer:
                                        family_setting="environment.family_field")
             resets = {task.index: source.reset_kwargs(task.split, task.index) for task in tasks}
             self.env_name = source.env_name
+            if env.check_reset:
+                await self._check_reset(source, len(tasks))
         with TaskAPIClient(self.base_url, env_name=self.env_name, timeout=env.timeout) as api:
             action_schema = api.action_schema()
         if not tasks:
@@ -113,6 +115,15 @@ class _Trainer:
             rules=EpisodeRules(env.max_steps, env.max_invalid_actions, env.reward_mode, env.reward_clip),
             timeout=env.timeout, reset_kwargs=lambda task: resets[task.index],
         )
+
+    async def _check_reset(self, source, num_tasks: int) -> None:
+        """Refuse a server that plays other tasks than asked (ResetIgnoredError); print a note when it may."""
+        from openenv_prime.client.resetcheck import check_reset_plays_tasks
+
+        env = self.cfg.environment
+        note = await check_reset_plays_tasks(self.base_url, source, env.train_split, num_tasks, timeout=env.timeout)
+        if note is not None:
+            print(f"note: {note}", file=sys.stderr)
 
     async def _restore(self) -> bool:
         """Load the latest checkpoint; True when the run had already finished."""
@@ -282,7 +293,7 @@ class _Trainer:
             seed=self.cfg.seed, family_field=env.family_field, system_prompt=self.cfg.grpo.system_prompt or None,
             observation_field=env.observation_field, action_field=env.action_field,
             max_concurrency=min(32, env.max_sessions), timeout=env.timeout,
-            max_steps=env.max_steps, max_invalid_actions=env.max_invalid_actions,
+            max_steps=env.max_steps, max_invalid_actions=env.max_invalid_actions, check_reset=env.check_reset,
         )
         policy = TrainerPolicy(self.model, self.tokenizer, ev.max_new_tokens or self.cfg.grpo.max_new_tokens, self.mlx)
         result = await run_eval_async(config, policy)

@@ -190,3 +190,15 @@ def test_cli_trains_on_a_multi_step_environment(sft_two_step, two_step_server, t
     assert "done: 2 steps, 32 episodes" in proc.stdout
     steps = [s for s in read_log(tmp_path / "run") if s["type"] == "step"]
     assert len(steps) == 2 and all(s["env_steps"] > 1.2 and s["turns"] >= s["env_steps"] for s in steps)
+
+
+def test_a_server_that_ignores_the_task_lists_reset_arguments_is_refused_before_training(sft_two_step, tmp_path):
+    import json
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps({"level": 2, "reset": {"level": 2, "seed": s}}) + "\n" for s in range(3)))
+    with toy_server("0") as (url, _):  # its reset takes split/index and drops `level`: it plays level 0
+        cfg = make_config(sft_two_step, url, environment={"tasks": str(tasks)})
+        with pytest.raises(ValueError, match="does not play the task it is asked for"):
+            train(cfg, tmp_path / "run", progress=False)
+    assert not (tmp_path / "run").exists()
