@@ -70,7 +70,8 @@ class Renderer:
     action_field: str | None = None
     action_schema: dict[str, Any] | None = None
 
-    def first_messages(self, observation: dict) -> list[dict]:
+    def messages(self, observation: dict) -> list[dict]:
+        """An episode's opening messages: the system prompt (if any) and the first observation."""
         msgs = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
         return msgs + [{"role": "user", "content": self.text(observation)}]
 
@@ -152,7 +153,7 @@ class EpisodeRunner:
             self.times.environment += time.perf_counter() - t0
             episodes = []
             for s, (task, _), first in zip(sessions, planned, firsts):
-                ep = _Episode(task, s, self.chat.start(self.renderer.first_messages(first.observation)))
+                ep = _Episode(task, s, self.chat.start(self.renderer.messages(first.observation)))
                 ep.done = ep.finished = first.done
                 episodes.append(ep)
             while active := [ep for ep in episodes if not ep.finished]:
