@@ -45,7 +45,7 @@ def play(model_dir: Path, url: str, tasks: list[Task], group_size: int, rules: E
     mlx = MainThreadMLX()
 
     async def go():
-        runner = EpisodeRunner(model, Renderer(tokenizer, action_schema=schema), mlx, url, max_sessions=64,
+        runner = EpisodeRunner(model, Renderer(tokenizer, observation_field="question", action_schema=schema), mlx, url, max_sessions=64,
                                max_new_tokens=max_new_tokens, temperature=1.0, rules=rules)
         try:
             return await runner.run_groups(tasks, group_size, step=1)
@@ -109,7 +109,7 @@ def make_config(model: Path, url: str, **over):
         "lora": {"rank": 8, "scale": 20.0, "layers": -1},
         "grpo": {"group_size": 8, "tasks_per_step": 8, "max_new_tokens": 3, "learning_rate": 3e-4},
         "sampler": {"name": "uniform"},
-        "environment": {"base_url": url, "family_field": "level", "max_sessions": 64},
+        "environment": {"base_url": url, "family_field": "level", "max_sessions": 64, "observation_field": "question"},
         "eval": {"enabled": False},
         "checkpoint": {"every": 100},
     }

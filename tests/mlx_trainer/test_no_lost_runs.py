@@ -48,7 +48,7 @@ def _config(model, url="http://127.0.0.1:9", **over):
             "lora": {"rank": 4, "layers": -1},
             "grpo": {"group_size": 4, "tasks_per_step": 2, "max_new_tokens": 3, "learning_rate": 3e-4},
             "sampler": {"name": "uniform"},
-            "environment": {"base_url": url, "family_field": "level", "max_sessions": 16},
+            "environment": {"base_url": url, "family_field": "level", "max_sessions": 16, "observation_field": "question"},
             "eval": {"every": 0, "tasks_per_family": 2}}
     for key, value in over.items():
         data[key] = {**data[key], **value} if isinstance(data.get(key), dict) else value

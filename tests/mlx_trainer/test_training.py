@@ -42,7 +42,7 @@ def make_config(model: Path, url: str, **over):
         "lora": {"rank": 8, "scale": 20.0, "layers": -1},
         "grpo": {"group_size": 4, "tasks_per_step": 4, "max_new_tokens": 3, "learning_rate": 3e-4, "kl_beta": 0.05},
         "sampler": {"name": "curriculum"},
-        "environment": {"base_url": url, "family_field": "level", "max_sessions": 64},
+        "environment": {"base_url": url, "family_field": "level", "max_sessions": 64, "observation_field": "question"},
         "eval": {"every": 3, "tasks_per_family": 2},
         "checkpoint": {"every": 1, "keep": 2},
     }
