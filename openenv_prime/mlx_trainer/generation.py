@@ -3,6 +3,11 @@
 A thin driver of mlx_lm's ``BatchGenerator`` (the engine behind ``batch_generate``) that keeps the
 stop token: ``batch_generate`` drops EOS from the returned ids, but GRPO must train the decision to
 stop, so a sequence that stopped on EOS keeps it as its last token.
+
+A GRPO group asks for G completions of one prompt. Each distinct prompt that occurs more than once
+is prefilled once (all but its last token, into a KV cache); every rollout of it starts from a fork
+of that cache whose arrays are shared (the generator copies them into its batch cache, never writes
+them), so prefill work drops by the group size.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ def generate(
     if not prompts:
         return []
     eos = set(tokenizer.eos_token_ids)
+    inputs, caches, histories = shared_prefixes(model, prompts)
     gen = BatchGenerator(
         model,
         stop_tokens=[[t] for t in sorted(eos)],
@@ -52,7 +58,7 @@ def generate(
         prefill_batch_size=len(prompts),
     )
     try:
-        uids = gen.insert(prompts, [max_tokens] * len(prompts))
+        uids = gen.insert(inputs, [max_tokens] * len(prompts), caches=caches, all_tokens=histories)
         tokens: dict[int, list[int]] = {uid: [] for uid in uids}
         stopped: dict[int, bool] = {}
         while responses := gen.next_generated():
@@ -68,3 +74,40 @@ def generate(
         stop = stopped.get(uid, False)
         out.append(Completion(ids, tokenizer.decode(ids[:-1] if stop else ids), stop))
     return out
+
+
+def shared_prefixes(model: nn.Module, prompts: list[list[int]]) -> tuple[list[list[int]], list, list[list[int]]]:
+    """(what to insert, caches, token histories) for ``BatchGenerator.insert``: a prompt that occurs more
+    than once is prefilled once and each occurrence gets a fork of its cache plus its last token; a
+    prompt that occurs once goes in whole with a fresh cache (None)."""
+    import mlx.core as mx
+    from mlx_lm.models.cache import make_prompt_cache
+
+    counts: dict[tuple[int, ...], int] = {}
+    for p in prompts:
+        counts[tuple(p)] = counts.get(tuple(p), 0) + 1
+    templates: dict[tuple[int, ...], list] = {}
+    for key, n in counts.items():
+        if n < 2 or len(key) < 2:
+            continue
+        cache = make_prompt_cache(model)
+        if not all(hasattr(c, "keys") for c in cache):
+            return [list(p) for p in prompts], [None] * len(prompts), [[] for _ in prompts]  # no forkable KV cache
+        model(mx.array([key[:-1]]), cache=cache)
+        mx.eval([c.state for c in cache])
+        templates[key] = cache
+    inputs, caches, histories = [], [], []
+    for p in prompts:
+        template = templates.get(tuple(p))
+        if template is None:
+            inputs.append(list(p))
+            caches.append(None)
+            histories.append([])
+            continue
+        fork = make_prompt_cache(model)
+        for target, source in zip(fork, template):
+            target.state = source.state
+        inputs.append(list(p[-1:]))
+        caches.append(fork)
+        histories.append(list(p[:-1]))
+    return inputs, caches, histories

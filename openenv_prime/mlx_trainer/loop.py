@@ -61,7 +61,7 @@ def _environment(config: TrainConfig) -> Iterator[str]:
         return
     from openenv_prime.envs.launch import local_server
 
-    with local_server(env.embedded, tiers=env.tiers, max_sessions=env.max_sessions) as url:
+    with local_server(env.embedded, tiers=env.tiers, max_sessions=env.max_sessions, schedule=env.schedule) as url:
         yield url
 
 
@@ -224,7 +224,8 @@ class _Trainer:
                 continue
             rewards = [r.reward for r in scored]
             self.sampler.update(task.key, rewards, costs=[r.generated_tokens for r in scored])
-            adv = group_advantages(rewards, cfg.signal_tolerance) if len(scored) >= 2 else None
+            adv = (group_advantages(rewards, cfg.signal_tolerance, scale=cfg.loss != "dr_grpo")
+                   if len(scored) >= 2 else None)
             if adv is None:
                 continue  # no signal: reported to the sampler above, left out of the loss
             with_signal += 1
@@ -310,9 +311,11 @@ class _Trainer:
         append_log(self.run_dir, record)
 
     def _plot(self) -> None:
-        from openenv_prime.mlx_trainer.plot import plot_runs
+        from openenv_prime.mlx_trainer.plot import plot_runs, plot_sampler_panel
 
-        plot_runs([self.run_dir], self.run_dir / "plots" / "accuracy.png")
+        if self.state.evals:
+            plot_runs([self.run_dir], self.run_dir / "plots" / "accuracy.png")
+        plot_sampler_panel(self.run_dir, self.run_dir / "plots" / "curriculum.png")
 
 
 @contextmanager

@@ -1,7 +1,8 @@
 """LoRA adapters on an mlx_lm model: wrap, switch off for the reference policy, save and load.
 
-Only the adapter tensors (``lora_a``/``lora_b``) are trainable; the base weights stay frozen, so the
-base model with every LoRA scale at 0 is the KL reference without a second copy in memory.
+Only the adapter tensors (``lora_a``/``lora_b``, and DoRA's magnitudes ``m``) are trainable; the base
+weights stay frozen, so the base model with every LoRA scale at 0 (and every DoRA magnitude back at
+its base row norm) is the KL reference without a second copy in memory.
 """
 
 from __future__ import annotations
@@ -29,30 +30,43 @@ def apply_lora(model: nn.Module, cfg: LoRAConfig) -> None:
     spec = {"rank": cfg.rank, "scale": cfg.scale, "dropout": cfg.dropout}
     if cfg.keys:
         spec["keys"] = set(cfg.keys)
-    linear_to_lora_layers(model, layers, spec)
+    linear_to_lora_layers(model, layers, spec, use_dora=cfg.dora)
     if not lora_modules(model):
         raise ValueError(f"lora.keys = {cfg.keys} matched no Linear layer of the model; check the module paths")
 
 
 def lora_modules(model: nn.Module) -> list[nn.Module]:
+    from mlx_lm.tuner.dora import DoRAEmbedding, DoRALinear
     from mlx_lm.tuner.lora import LoRAEmbedding, LoRALinear, LoRASwitchLinear
 
-    kinds = (LoRALinear, LoRASwitchLinear, LoRAEmbedding)
+    kinds = (LoRALinear, LoRASwitchLinear, LoRAEmbedding, DoRALinear, DoRAEmbedding)
     return [m for _, m in model.named_modules() if isinstance(m, kinds)]
 
 
 @contextmanager
 def lora_disabled(model: nn.Module) -> Iterator[None]:
-    """Run the base model (the KL reference) by setting every LoRA scale to 0 for the block."""
+    """Run the base model (the KL reference) by setting every LoRA scale to 0 for the block; DoRA
+    layers also get their magnitude reset to the base weight's row norms, which DoRA starts from."""
     modules = lora_modules(model)
     scales = [m.scale for m in modules]
-    for m in modules:
+    magnitudes = {i: m.m for i, m in enumerate(modules) if _is_dora_linear(m)}
+    for i, m in enumerate(modules):
         m.scale = 0.0
+        if i in magnitudes:
+            m.m = mx.linalg.norm(m._dequantized_weight().astype(mx.float32), axis=1)
     try:
         yield
     finally:
-        for m, s in zip(modules, scales):
+        for i, (m, s) in enumerate(zip(modules, scales)):
             m.scale = s
+            if i in magnitudes:
+                m.m = magnitudes[i]
+
+
+def _is_dora_linear(module: nn.Module) -> bool:
+    from mlx_lm.tuner.dora import DoRALinear
+
+    return isinstance(module, DoRALinear)
 
 
 def adapter_weights(model: nn.Module) -> dict[str, mx.array]:

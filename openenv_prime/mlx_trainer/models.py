@@ -185,3 +185,29 @@ def _atomic_dir(target: Path) -> Iterator[Path]:
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load_base(path: str, quantize_bits: int = 0, quantize_group_size: int = 64):
+    """`mlx_lm.load` the model of `path` (see `resolve_model`), then, with `quantize_bits` 4 or 8,
+    quantize its float Linear layers in place with mlx's affine quantization (QLoRA's base). Layers
+    already quantized, embeddings and layers whose width the group size does not divide stay as they are."""
+    import mlx.nn as nn
+    from mlx_lm import load
+
+    model, tokenizer = load(str(resolve_model(path)))
+    if quantize_bits:
+        def quantizable(_path: str, module) -> bool:
+            return type(module) is nn.Linear and module.weight.shape[-1] % quantize_group_size == 0
+
+        nn.quantize(model, group_size=quantize_group_size, bits=quantize_bits, class_predicate=quantizable)
+    return model, tokenizer
+
+
+def quantization_of(model) -> dict | None:
+    """{"group_size", "bits"} of the model's quantized layers (for an exported config.json); None if none."""
+    import mlx.nn as nn
+
+    for _, module in model.named_modules():
+        if isinstance(module, (nn.QuantizedLinear, nn.QuantizedEmbedding)):
+            return {"group_size": module.group_size, "bits": module.bits}
+    return None

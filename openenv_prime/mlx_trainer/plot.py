@@ -137,3 +137,244 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+# ---- what the sampler did: draws, estimated p, sampled reward and signal per step ---------------------
+
+
+@dataclass
+class RunSteps:
+    """The step history of one run, per step and per family."""
+
+    name: str
+    steps: list[int] = field(default_factory=list)
+    reward: list[float] = field(default_factory=list)
+    groups: list[int] = field(default_factory=list)
+    with_signal: list[int] = field(default_factory=list)
+    draws: dict[str, list[int]] = field(default_factory=dict)  # episodes of each family in each step
+    p: dict[str, list[float | None]] = field(default_factory=dict)  # estimated success rate after each step
+    p_source: str = "sampler"  # "sampler": the curriculum's own p; "observed": running mean of sampled reward
+
+
+def load_steps(run_dir: Path, name: str | None = None) -> RunSteps:
+    """Read the step lines of RUN_DIR/log.jsonl. Draws per family come from the sampler's cumulative
+    per-key episode counts (differences between steps), or from the step's per-family rewards; the
+    estimated p is the sampler's own (``key/<family>/p``) or, for samplers without one, the running
+    mean of the family's sampled reward."""
+    lines = (Path(run_dir) / "log.jsonl").read_text().splitlines()
+    records: dict[int, dict] = {}
+    for number, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line) if line.strip() else {}
+        except json.JSONDecodeError:
+            if number == len(lines):
+                break
+            raise ValueError(f"{run_dir}/log.jsonl:{number}: not a JSON line; the log is damaged") from None
+        if record.get("type") == "step":
+            records[int(record["step"])] = record
+    if not records:
+        raise ValueError(f"{run_dir}/log.jsonl: no step lines yet")
+    out = RunSteps(name or Path(run_dir).resolve().name)
+    families = sorted({k.split("/")[1] for r in records.values() for k in r.get("sampler", {}) if k.startswith("key/")}
+                      | {f for r in records.values() for f in r.get("family_reward", {})}, key=_family_order)
+    out.draws = {f: [] for f in families}
+    out.p = {f: [] for f in families}
+    has_p = any(k.endswith("/p") for r in records.values() for k in r.get("sampler", {}))
+    out.p_source = "sampler" if has_p else "observed"
+    previous: dict[str, float] = {}
+    sums: dict[str, float] = {f: 0.0 for f in families}
+    counts: dict[str, int] = {f: 0 for f in families}
+    for step in sorted(records):
+        r = records[step]
+        metrics = r.get("sampler", {})
+        out.steps.append(step)
+        out.reward.append(float(r["reward"]))
+        out.groups.append(int(r.get("groups", 0)))
+        out.with_signal.append(int(r.get("groups_with_signal", 0)))
+        for f in families:
+            key = f"key/{f}/episodes"
+            if key in metrics:
+                n = int(round(metrics[key] - previous.get(key, 0.0)))
+                previous[key] = metrics[key]
+            else:  # no per-key count logged (a sampler without them): the family was drawn or not
+                n = 1 if f in r.get("family_reward", {}) else 0
+            out.draws[f].append(n)
+            if f in r.get("family_reward", {}) and n:
+                sums[f] += r["family_reward"][f] * n
+                counts[f] += n
+            if has_p:
+                out.p[f].append(metrics.get(f"key/{f}/p"))
+            else:
+                out.p[f].append(sums[f] / counts[f] if counts[f] else None)
+    return out
+
+
+def plot_sampler_panel(run_dir: Path, out: Path | None = None) -> Path:
+    """Write RUN_DIR/plots/curriculum.png: where the sampler put its draws per family over time, each
+    family's estimated p, sampled reward and groups with signal per step, and the eval curves."""
+    run_dir = Path(run_dir)
+    out = Path(out) if out is not None else run_dir / "plots" / "curriculum.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    steps = load_steps(run_dir)
+    try:
+        evals = load_run(run_dir)
+    except ValueError:
+        evals = None
+    build_sampler_figure(steps, evals).savefig(out, dpi=110)
+    return out
+
+
+def build_sampler_figure(steps: RunSteps, evals: RunCurves | None):
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    families = list(steps.draws)
+    palette = matplotlib.colormaps["tab10"]
+    colours = {f: palette(i % 10) for i, f in enumerate(families)}
+    figure = Figure(figsize=(13, 8.5), layout="constrained")
+    (draws_ax, p_ax), (reward_ax, eval_ax) = figure.subplots(2, 2, sharex=True)
+    x = steps.steps
+    totals = [sum(steps.draws[f][i] for f in families) or 1 for i in range(len(x))]
+    shares = [[steps.draws[f][i] / totals[i] for i in range(len(x))] for f in families]
+    bottom = [0.0] * len(x)
+    for f, share in zip(families, shares):
+        draws_ax.bar(x, share, bottom=bottom, width=0.9, color=colours[f], label=f"family {f}")
+        bottom = [b + v for b, v in zip(bottom, share)]
+    draws_ax.set_ylim(0, 1)
+    draws_ax.set_ylabel("share of the step's episodes")
+    draws_ax.set_title("where the sampler put its draws")
+    draws_ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), title="family")
+    for f in families:
+        points = [(a, b) for a, b in zip(x, steps.p[f]) if b is not None]
+        if points:
+            p_ax.plot(*zip(*points), color=colours[f], marker="o", markersize=2.5, linewidth=1.4, label=f"family {f}")
+    p_ax.set_ylim(-0.03, 1.03)
+    p_ax.set_ylabel("estimated p (success rate)")
+    p_ax.set_title("the curriculum's estimate of p per family" if steps.p_source == "sampler"
+                   else "observed success rate per family (running mean of sampled reward)")
+    bars = reward_ax.twinx()
+    bars.bar(x, steps.groups, color="0.85", width=0.8, label="groups")
+    bars.bar(x, steps.with_signal, color="tab:green", alpha=0.6, width=0.8, label="groups with signal")
+    bars.set_ylabel("groups per step")
+    bars.set_ylim(0, max(steps.groups or [1]) * 2.2)
+    reward_ax.set_zorder(bars.get_zorder() + 1)
+    reward_ax.patch.set_visible(False)
+    reward_ax.plot(x, steps.reward, color="black", marker="o", markersize=2.5, linewidth=1.2, label="sampled reward")
+    window = 4
+    smooth = [sum(steps.reward[max(0, i - window + 1):i + 1]) / len(steps.reward[max(0, i - window + 1):i + 1])
+              for i in range(len(x))]
+    reward_ax.plot(x, smooth, color="tab:red", linewidth=2.0, label=f"mean of last {window} steps")
+    reward_ax.set_ylim(-0.03, 1.03)
+    reward_ax.set_ylabel("mean sampled reward")
+    reward_ax.set_xlabel("step")
+    reward_ax.set_title("sampled reward and groups with signal per step")
+    handles = reward_ax.get_legend_handles_labels()
+    more = bars.get_legend_handles_labels()
+    reward_ax.legend(handles[0] + more[0], handles[1] + more[1], loc="upper left", fontsize=8)
+    if evals is not None:
+        for f, ys in evals.accuracy.items():
+            points = [(a, b) for a, b in zip(evals.steps, ys) if b is not None]
+            if points:
+                eval_ax.plot(*zip(*points), color=colours.get(f, "black"), marker="o", markersize=3,
+                             linewidth=2.2 if f == _OVERALL else 1.4,
+                             label=("all families" if f == _OVERALL else f"family {f}") + _tasks_note([evals], f))
+        eval_ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), title="greedy eval")
+    eval_ax.set_ylim(-0.03, 1.03)
+    eval_ax.set_ylabel("greedy eval accuracy")
+    eval_ax.set_xlabel("step")
+    eval_ax.set_title("per-family eval accuracy")
+    for ax in (draws_ax, p_ax, reward_ax, eval_ax):
+        ax.grid(alpha=0.3)
+    figure.suptitle(f"What the sampler did: {steps.name}")
+    return figure
+
+
+def summarize(run_dir: Path) -> str:
+    """A few lines that say what moved in a run: draw shares, estimated p, sampled reward, groups
+    with signal and eval accuracy, first quarter against last quarter of the run."""
+    steps = load_steps(run_dir)
+    n = len(steps.steps)
+    q = max(1, n // 4)
+    first, last = slice(0, q), slice(n - q, n)
+
+    def share(f: str, part: slice) -> float:
+        total = sum(sum(steps.draws[g][part]) for g in steps.draws) or 1
+        return sum(steps.draws[f][part]) / total
+
+    def mean(values: list[float]) -> float:
+        return sum(values) / len(values) if values else 0.0
+
+    lo, hi = steps.steps[first][0], steps.steps[first][-1]
+    lo2, hi2 = steps.steps[last][0], steps.steps[last][-1]
+    lines = [f"What moved (steps {lo}-{hi} -> {lo2}-{hi2}):"]
+    draw_parts = [f"{f} {share(f, first):.0%}->{share(f, last):.0%}" for f in steps.draws]
+    lines.append("  draws per family:    " + ", ".join(draw_parts))
+    label = "estimated p" if steps.p_source == "sampler" else "observed p"
+    p_parts = []
+    for f, values in steps.p.items():
+        known = [v for v in values if v is not None]
+        if known:
+            p_parts.append(f"{f} {known[0]:.2f}->{known[-1]:.2f}")
+    lines.append(f"  {label} per family: " + ", ".join(p_parts))
+    lines.append(f"  sampled reward:      {mean(steps.reward[first]):.2f} -> {mean(steps.reward[last]):.2f}")
+    lines.append(f"  groups with signal:  {sum(steps.with_signal[first])} of {sum(steps.groups[first])} -> "
+                 f"{sum(steps.with_signal[last])} of {sum(steps.groups[last])}")
+    try:
+        evals = load_run(run_dir)
+    except ValueError:
+        evals = None
+    if evals is not None and len(evals.steps) > 1:
+        parts = [f"{f} {ys[0]:.2f}->{ys[-1]:.2f}" for f, ys in evals.accuracy.items()
+                 if ys and ys[0] is not None and ys[-1] is not None]
+        lines.append(f"  greedy eval (step {evals.steps[0]} -> {evals.steps[-1]}): " + ", ".join(parts))
+    return "\n".join(lines)
+
+
+def plot_compare(run_dirs: list[Path], out: Path) -> Path:
+    """Curriculum vs uniform over seeds on one PNG: sampled reward (mean of the last 4 steps),
+    cumulative groups with signal, overall greedy eval accuracy and the first family's draw share;
+    one colour per sampler, one line style per seed."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    samplers = sorted({Path(r).name for r in run_dirs})
+    colours = {s: matplotlib.colormaps["tab10"](i) for i, s in enumerate(samplers)}
+    seeds = sorted({Path(r).parent.name for r in run_dirs})
+    figure = Figure(figsize=(13, 8.5), layout="constrained")
+    (reward_ax, signal_ax), (eval_ax, share_ax) = figure.subplots(2, 2, sharex=True)
+    for run in map(Path, run_dirs):
+        steps = load_steps(run)
+        style = _STYLES[seeds.index(run.parent.name) % len(_STYLES)]
+        colour, label = colours[run.name], f"{run.name} {run.parent.name}"
+        x = steps.steps
+        smooth = [sum(steps.reward[max(0, i - 3):i + 1]) / len(steps.reward[max(0, i - 3):i + 1]) for i in range(len(x))]
+        reward_ax.plot(x, smooth, color=colour, linestyle=style, linewidth=1.6, label=label)
+        cumulative, total = [], 0
+        for v in steps.with_signal:
+            total += v
+            cumulative.append(total)
+        signal_ax.plot(x, cumulative, color=colour, linestyle=style, linewidth=1.6, label=label)
+        first = next(iter(steps.draws))
+        shares = [steps.draws[first][i] / (sum(steps.draws[f][i] for f in steps.draws) or 1) for i in range(len(x))]
+        share_smooth = [sum(shares[max(0, i - 3):i + 1]) / len(shares[max(0, i - 3):i + 1]) for i in range(len(x))]
+        share_ax.plot(x, share_smooth, color=colour, linestyle=style, linewidth=1.6, label=label)
+        try:
+            evals = load_run(run)
+            eval_ax.plot(evals.steps, evals.accuracy[_OVERALL], color=colour, linestyle=style, marker="o",
+                         markersize=3, linewidth=1.6, label=label)
+        except ValueError:
+            pass
+    reward_ax.set_ylabel("sampled reward (mean of last 4 steps)")
+    signal_ax.set_ylabel("groups with signal (cumulative)")
+    eval_ax.set_ylabel("greedy eval accuracy, all families")
+    share_ax.set_ylabel(f"share of draws on family {first} (mean of last 4 steps)")
+    for ax in (reward_ax, signal_ax, eval_ax, share_ax):
+        ax.grid(alpha=0.3)
+    for ax in (eval_ax, share_ax):
+        ax.set_xlabel("step")
+    signal_ax.legend(loc="upper left", fontsize=8)
+    figure.suptitle("Curriculum vs uniform: " + ", ".join(seeds))
+    figure.savefig(out, dpi=110)
+    return out

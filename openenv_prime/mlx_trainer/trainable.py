@@ -15,16 +15,15 @@ from openenv_prime.mlx_trainer.config import TrainConfig
 
 def load_trainable(config: TrainConfig) -> tuple[Any, Any, Any]:
     """(model, tokenizer, optimizer) for ``config``, seeded so that the LoRA initialisation repeats."""
-    import mlx.optimizers as optim
-    from mlx_lm import load
-
+    from openenv_prime.mlx_trainer.grpo import make_optimizer
     from openenv_prime.mlx_trainer.lora import apply_lora
-    from openenv_prime.mlx_trainer.models import resolve_model
+    from openenv_prime.mlx_trainer.models import load_base
 
     seed_step(config.seed, 0)
-    model, tokenizer = load(str(resolve_model(config.model.path)))
+    m = config.model
+    model, tokenizer = load_base(m.path, m.quantize_bits, m.quantize_group_size)
     apply_lora(model, config.lora)
     model.eval()
-    optimizer = optim.Adam(learning_rate=config.grpo.learning_rate)
+    optimizer = make_optimizer(config.grpo, config.steps)
     optimizer.init(model.trainable_parameters())
     return model, tokenizer, optimizer

@@ -1,0 +1,80 @@
+"""The sampler panel and the end-of-run summary, from logs in the trainer's format."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from openenv_prime.mlx_trainer.plot import load_steps, plot_compare, plot_sampler_panel, summarize
+
+
+def write_log(run: Path, draws_per_step: list[dict[str, int]], *, with_p: bool = True, evals: bool = True) -> Path:
+    """Step lines whose cumulative per-key episode counts follow `draws_per_step`; family "0" pays 0.5."""
+    run.mkdir(parents=True)
+    lines, total = [], {}
+    if evals:
+        lines.append({"type": "eval", "step": 0, "episodes": 0, "tokens": 0, "accuracy": {"0": 0.25, "1": 0.0},
+                      "overall": 0.125, "n": {"0": 4, "1": 4}})
+    for step, draws in enumerate(draws_per_step, 1):
+        for f, n in draws.items():
+            total[f] = total.get(f, 0) + n
+        metrics = {"episodes": float(sum(total.values()))}
+        for f in ("0", "1"):
+            metrics[f"key/{f}/episodes"] = float(total.get(f, 0))
+            if with_p:
+                metrics[f"key/{f}/p"] = 0.5 + 0.04 * step if f == "0" else 0.5 - 0.04 * step
+        fam = {f: (0.5 if f == "0" else 0.0) for f, n in draws.items() if n}
+        groups = sum(draws.values()) // 4
+        lines.append({"type": "step", "step": step, "episodes": 0, "tokens": 0,
+                      "reward": sum(fam.get(f, 0) * n for f, n in draws.items()) / sum(draws.values()),
+                      "family_reward": fam, "groups": groups, "groups_with_signal": draws.get("0", 0) // 4,
+                      "sampler": metrics, "seconds": {}, "loss": 0.0})
+    if evals:
+        lines.append({"type": "eval", "step": len(draws_per_step), "episodes": 0, "tokens": 0,
+                      "accuracy": {"0": 0.75, "1": 0.0}, "overall": 0.375, "n": {"0": 4, "1": 4}})
+    (run / "log.jsonl").write_text("".join(json.dumps(l) + "\n" for l in lines))
+    return run
+
+
+MOVING = [{"0": 8, "1": 8}] * 2 + [{"0": 12, "1": 4}] * 2 + [{"0": 16, "1": 0}] * 4
+
+
+def test_draws_per_step_are_the_differences_of_the_sampler_counts(tmp_path):
+    steps = load_steps(write_log(tmp_path / "run", MOVING))
+    assert steps.steps == list(range(1, 9))
+    assert steps.draws == {"0": [d["0"] for d in MOVING], "1": [d["1"] for d in MOVING]}
+    assert steps.p_source == "sampler" and steps.p["0"][-1] > steps.p["0"][0]
+
+
+def test_without_a_sampler_p_the_observed_success_rate_is_used(tmp_path):
+    steps = load_steps(write_log(tmp_path / "run", MOVING, with_p=False))
+    assert steps.p_source == "observed"
+    assert steps.p["0"] == [0.5] * 8 and steps.p["1"][:4] == [0.0] * 4
+
+
+def test_summary_says_what_moved(tmp_path):
+    text = summarize(write_log(tmp_path / "run", MOVING))
+    assert "draws per family:    0 50%->100%, 1 50%->0%" in text
+    assert "estimated p per family: 0 0.54->0.82, 1 0.46->0.18" in text
+    assert "sampled reward:      0.25 -> 0.50" in text
+    assert "greedy eval (step 0 -> 8): 0 0.25->0.75" in text
+
+
+def test_panel_and_compare_pngs_are_written(tmp_path):
+    cur = write_log(tmp_path / "seed0" / "curriculum", MOVING)
+    uni = write_log(tmp_path / "seed0" / "uniform", [{"0": 8, "1": 8}] * 8, with_p=False, evals=False)
+    assert plot_sampler_panel(cur).stat().st_size > 10_000
+    assert plot_sampler_panel(uni).stat().st_size > 10_000  # no evals: the panel still draws
+    assert plot_compare([cur, uni], tmp_path / "cmp.png").stat().st_size > 10_000
+
+
+@given(st.lists(st.fixed_dictionaries({"0": st.integers(0, 16), "1": st.integers(0, 16)})
+                .filter(lambda d: d["0"] + d["1"] > 0), min_size=1, max_size=12))
+@settings(max_examples=40, deadline=None)
+def test_draw_counts_round_trip_for_any_history(tmp_path_factory, history):
+    run = write_log(tmp_path_factory.mktemp("h") / "run", history, evals=False)
+    steps = load_steps(run)
+    assert [steps.draws["0"][i] + steps.draws["1"][i] for i in range(len(history))] == [d["0"] + d["1"] for d in history]
