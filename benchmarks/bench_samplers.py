@@ -25,6 +25,7 @@ SAMPLERS = {
     "uniform (tasks)": lambda tasks: UniformSampler(tasks, over="tasks"),
     "uniform (keys)": lambda tasks: UniformSampler(tasks, over="keys"),
     "curriculum": lambda tasks: CurriculumSampler(tasks, group_size=8),
+    "curriculum (binary, RFC)": lambda tasks: CurriculumSampler(tasks, group_size=8, signal="binary"),
     "curriculum (variance)": lambda tasks: CurriculumSampler(tasks, group_size=8, signal="variance"),
 }
 

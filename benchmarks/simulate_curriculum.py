@@ -71,6 +71,9 @@ SAMPLERS = {
     "sequential (shuffled)": lambda w, s: SequentialSampler(make_pool(w, "shuffled", s)),
     "uniform": lambda w, s: UniformSampler(make_pool(w, "tiers", s), seed=s),
     "curriculum": lambda w, s: CurriculumSampler(make_pool(w, "tiers", s), group_size=w.group_size, seed=s),
+    "curriculum (binary, RFC)": lambda w, s: CurriculumSampler(
+        make_pool(w, "tiers", s), group_size=w.group_size, signal="binary", seed=s
+    ),
 }
 
 

@@ -51,6 +51,7 @@ async def check_reset_plays_tasks(
                 base_url, source, first_kwargs,
                 f"two resets with the same arguments {first_kwargs} showed different observations "
                 f"({_short(first.observation)} then {_short(again.observation)})",
+                varies=True,
             )
         if second is None:
             return None
@@ -109,12 +110,16 @@ def _short(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def _ignored(base_url: str, source: TaskSource, kwargs: dict[str, Any], evidence: str) -> ResetIgnoredError:
+def _ignored(base_url: str, source: TaskSource, kwargs: dict[str, Any], evidence: str, varies: bool = False) -> ResetIgnoredError:
+    hint = _what_to_do(source)
+    if varies:
+        hint += (". If this environment's first observation changes by design for the same task, turn the check off "
+                 "(--no-reset-check for openenv-prime eval, check_reset = false for the taskset)")
     return ResetIgnoredError(
         f"the server does not play the task it is asked for: {evidence}; its reset ignores {sorted(kwargs)} "
         "(openenv drops reset arguments the environment's reset() does not take)",
         url=base_url,
-        hint=_what_to_do(source),
+        hint=hint,
     )
 
 

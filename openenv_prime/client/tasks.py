@@ -18,10 +18,11 @@ Use::
 from __future__ import annotations
 
 import os
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
-from openenv_prime.client.errors import OpenEnvError, RouteNotSupportedError
+from openenv_prime.client.errors import OpenEnvError, ServerUnreachableError
 from openenv_prime.client.taskapi import TaskAPIClient
 from openenv_prime.client.tasklist import TaskList, read_task_list
 from openenv_prime.samplers.task import Task
@@ -30,23 +31,27 @@ NO_FAMILY = "all"
 """The family of every task when tasks are not grouped (``family_field=None``)."""
 
 
-class TaskSource:
-    """The specs of each split and the reset arguments of each task; ``where`` names it in errors."""
+class TaskSource(ABC):
+    """The specs of each split and the reset arguments of each task.
 
-    kind: str = ""
-    where: str = ""
-    env_name: str = ""
+    ``kind`` ("task api" or "task list") and ``where`` (the server URL or the file) name it in errors;
+    ``env_name`` is the environment's name, for task keys."""
 
+    kind: str
+    where: str
+    env_name: str
+
+    @abstractmethod
     def splits(self) -> list[str]:
-        raise NotImplementedError
+        """The split names, in order."""
 
+    @abstractmethod
     def specs(self, split: str) -> list[dict[str, Any]]:
         """Every spec of ``split``; a task's index is its position in this list."""
-        raise NotImplementedError
 
+    @abstractmethod
     def reset_kwargs(self, split: str, index: int) -> dict[str, Any]:
         """The reset arguments that play task ``index`` of ``split`` (add ``episode_id`` and any extras)."""
-        raise NotImplementedError
 
     def close(self) -> None:
         """Release what the source holds (the Task API client's connections)."""
@@ -127,14 +132,13 @@ def open_task_source(
 
 
 def _served_env_name(base_url: str, timeout: float) -> str | None:
+    """The single environment the server lists; None when it cannot say (an unreachable server raises)."""
     with TaskAPIClient(base_url, timeout=timeout, retries=1) as api:
         try:
             names = api.list_environments()
-        except RouteNotSupportedError:
-            return None
-        except OpenEnvError as exc:
-            if isinstance(exc, ConnectionError):
-                raise
+        except ServerUnreachableError:
+            raise
+        except OpenEnvError:
             return None
     return names[0] if len(names) == 1 else None
 

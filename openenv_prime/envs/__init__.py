@@ -1,4 +1,6 @@
 """OpenEnv environments served by openenv-prime, and the launcher that starts them in a subprocess.
 
-Only `openenv_prime.envs.chain_sum.environment` and `.app` import the `openenv` package; the launcher
-and the task layout do not, so clients and tests can use them beside any openenv version."""
+`chain_sum` (our chain_sum server), `reasoning_gym_tiers` (any reasoning-gym datasets in curriculum tiers) and
+`taskapi` (the Task API added to anyone's Environment class) hold the servers; only their `environment`,
+`app`, `wrap` and `classes` modules import the `openenv` package. The launcher, the CLI and the task layouts
+do not, so clients and tests can use them beside any openenv version."""

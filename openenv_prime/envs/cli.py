@@ -1,18 +1,93 @@
-"""`openenv-prime serve ENV`: start an OpenEnv environment server (imports openenv only when it runs)."""
+"""`openenv-prime serve ENV`: start an OpenEnv environment server (imports openenv only when it runs).
+
+ENV is `chain-sum`, `reasoning-gym` (datasets in curriculum tiers), or `MODULE:CLASS`: any OpenEnv
+environment class, served with the Task API over a task list (`--tasks`) or seeds (`--seeds`)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 
-ENVIRONMENTS = ("chain-sum",)
+NAMED_ENVIRONMENTS = ("chain-sum", "reasoning-gym")
+_CLASS_FLAGS = ("tasks", "seeds", "splits", "path", "env_name", "action", "observation", "env_kwargs")
+_TIER_FLAGS = ("tiers", "schedule", "datasets", "train_size", "test_size")
+_USED_BY = {
+    "chain-sum": {"tiers", "schedule"},
+    "reasoning-gym": {"tiers", "datasets", "train_size", "test_size"},
+    "class": set(_CLASS_FLAGS),
+}
+
+
+def _flag(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def _refuse_unused_flags(args: argparse.Namespace, kind: str) -> None:
+    for dest in _CLASS_FLAGS + _TIER_FLAGS:
+        if dest not in _USED_BY[kind] and getattr(args, dest) not in (None, []):
+            target = "MODULE:CLASS" if kind == "class" else kind
+            raise SystemExit(f"openenv-prime serve {args.env}: {_flag(dest)} does not apply to {target}")
+
+
+def _serve_class(args: argparse.Namespace) -> int:
+    from openenv_prime.envs.serve import serve_with_tasks
+
+    if (args.tasks is None) == (args.seeds is None):
+        raise SystemExit(f"openenv-prime serve {args.env}: pass exactly one of --tasks FILE.jsonl or --seeds N")
+    if args.splits is not None and args.seeds is None:
+        raise SystemExit(f"openenv-prime serve {args.env}: --splits goes with --seeds (a task list names its own splits)")
+    try:
+        env_kwargs = json.loads(args.env_kwargs) if args.env_kwargs else None
+    except json.JSONDecodeError as error:
+        raise SystemExit(f"openenv-prime serve {args.env}: --env-kwargs is not JSON ({error.msg}); write e.g. '{{\"size\": 5}}'")
+    if env_kwargs is not None and not isinstance(env_kwargs, dict):
+        raise SystemExit(f"openenv-prime serve {args.env}: --env-kwargs must be a JSON object, e.g. '{{\"size\": 5}}'")
+    if args.seeds is not None:
+        from openenv_prime.envs.taskapi.seeds import SeedSource
+
+        splits = [s.strip() for s in (args.splits or "train,test").split(",")]
+        try:
+            tasks = SeedSource(args.seeds, splits)
+        except ValueError as error:
+            raise SystemExit(f"openenv-prime serve {args.env}: --seeds/--splits: {error}")
+    else:
+        tasks = args.tasks
+    return serve_with_tasks(
+        args.env,
+        tasks,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        action_cls=args.action,
+        observation_cls=args.observation,
+        env_name=args.env_name,
+        env_kwargs=env_kwargs,
+        max_sessions=args.max_sessions,
+        session_timeout=args.session_timeout,
+        paths=tuple(args.path or ()),
+    )
 
 
 def _serve(args: argparse.Namespace) -> int:
+    if ":" in args.env:
+        _refuse_unused_flags(args, "class")
+        return _serve_class(args)
+    if args.env not in NAMED_ENVIRONMENTS:
+        raise SystemExit(
+            f"openenv-prime serve: unknown environment {args.env!r}; use one of {', '.join(NAMED_ENVIRONMENTS)} "
+            f"or MODULE:CLASS (an OpenEnv Environment class, with --tasks or --seeds)"
+        )
+    _refuse_unused_flags(args, args.env)
+    max_sessions = 64 if args.max_sessions is None else args.max_sessions
+    if args.env == "reasoning-gym":
+        from openenv_prime.envs.serve import serve_reasoning_gym
+
+        return serve_reasoning_gym(args, max_sessions)
     from openenv_prime.envs.serve import serve_chain_sum
 
     tiers = args.tiers if args.tiers is not None else (10 if args.schedule == "interleaved" else 5)
     return serve_chain_sum(
-        args.host, args.port, tiers, args.schedule, args.max_sessions, args.log_level, args.session_timeout
+        args.host, args.port, tiers, args.schedule or "lockstep", max_sessions, args.log_level, args.session_timeout
     )
 
 
@@ -20,25 +95,52 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "serve",
         help="serve an OpenEnv environment (Task API over HTTP, episodes over /ws)",
-        description="Serve an OpenEnv environment under uvicorn. Prints 'listening on http://HOST:PORT' once bound.",
+        description=(
+            "Serve an OpenEnv environment under uvicorn. Prints 'listening on http://HOST:PORT' once bound.\n\n"
+            "  openenv-prime serve chain-sum [--tiers N --schedule S]\n"
+            "  openenv-prime serve reasoning-gym --datasets leg_counting,basic_arithmetic --tiers 3\n"
+            "  openenv-prime serve my_pkg.server.env:MyEnvironment --tasks tasks.jsonl   (or --seeds N)\n\n"
+            "MODULE:CLASS serves any OpenEnv Environment class with the Task API added: reset(split=, index=)\n"
+            "plays exactly that task by calling the class's own reset with the task's reset arguments."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("env", choices=ENVIRONMENTS, help="environment to serve")
+    parser.add_argument("env", metavar="ENV", help="chain-sum, reasoning-gym, or MODULE:CLASS (an OpenEnv Environment class)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, loopback only)")
     parser.add_argument("--port", type=int, default=8000, help="port to bind; 0 picks a free port (default 8000)")
-    parser.add_argument("--tiers", type=int, default=None, help="number of difficulty tiers (default 5 lockstep, 10 interleaved)")
     parser.add_argument(
-        "--schedule",
-        choices=("lockstep", "interleaved"),
-        default="lockstep",
-        help="lockstep: tier t = t+2 terms of t+1 digits; interleaved: 2x1, 3x1, 3x2, .. (terms and digits alternate)",
+        "--max-sessions", type=int, default=None,
+        help="most concurrent /ws sessions (default 64; 1 for a class without SUPPORTS_CONCURRENT_SESSIONS)",
     )
-    parser.add_argument("--max-sessions", type=int, default=64, help="most concurrent /ws sessions (default 64)")
     parser.add_argument(
-        "--session-timeout",
-        type=float,
-        default=None,
-        metavar="SECONDS",
+        "--session-timeout", type=float, default=None, metavar="SECONDS",
         help="close /ws sessions idle this long (checked every max(SECONDS/4, 5) s); default: never",
     )
     parser.add_argument("--log-level", default="warning", choices=("critical", "error", "warning", "info", "debug"))
+
+    tiers = parser.add_argument_group("chain-sum and reasoning-gym")
+    tiers.add_argument(
+        "--tiers", type=int, default=None,
+        help="difficulty tiers (chain-sum: default 5 lockstep, 10 interleaved; reasoning-gym: default 3)",
+    )
+    tiers.add_argument(
+        "--schedule", choices=("lockstep", "interleaved"), default=None,
+        help="chain-sum only. lockstep (default): tier t = t+2 terms of t+1 digits; interleaved: 2x1, 3x1, 3x2, ..",
+    )
+    tiers.add_argument(
+        "--datasets", default=None, metavar="NAME[,NAME...]",
+        help="reasoning-gym only: datasets that register a curriculum; tier t sets every curriculum attribute to level t",
+    )
+    tiers.add_argument("--train-size", type=int, default=None, metavar="N", help="reasoning-gym: train tasks per dataset and tier (default 10000)")
+    tiers.add_argument("--test-size", type=int, default=None, metavar="N", help="reasoning-gym: test tasks per dataset and tier (default 200)")
+
+    own = parser.add_argument_group("MODULE:CLASS (any OpenEnv environment)")
+    own.add_argument("--tasks", default=None, metavar="FILE.jsonl", help='task list: one {"split", "id", ..., "reset": {...}} object per line')
+    own.add_argument("--seeds", type=int, default=None, metavar="N", help="N tasks per split, task i playing reset(seed=...) with the split's i-th seed")
+    own.add_argument("--splits", default=None, metavar="A,B", help="with --seeds: split names (default train,test); seeds are disjoint across splits")
+    own.add_argument("--path", action="append", default=None, metavar="DIR", help="put DIR first on sys.path to import MODULE (repeatable)")
+    own.add_argument("--env-name", default=None, help="name in the Task API routes /NAME/... (default from the class: GridWorldEnvironment -> grid_world_env)")
+    own.add_argument("--action", default=None, metavar="MODULE:CLASS", help="action class (default: read from the environment class)")
+    own.add_argument("--observation", default=None, metavar="MODULE:CLASS", help="observation class (default: read from the environment class)")
+    own.add_argument("--env-kwargs", default=None, metavar="JSON", help="keyword arguments for the class's constructor, as a JSON object")
     parser.set_defaults(func=_serve)

@@ -13,13 +13,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import httpx
 
 from openenv_prime.envs.serve import LISTENING_PREFIX, PARENT_PID_VAR
 
-ENVIRONMENTS = ("chain-sum",)
+ENVIRONMENTS = ("chain-sum", "reasoning-gym")
+"""Named environments; besides these, `local_server` serves any "MODULE:CLASS" (with `tasks` or `seeds`)."""
 
 
 class ServerStartError(RuntimeError):
@@ -77,30 +78,48 @@ def _stop(process: subprocess.Popen, grace: float = 10.0) -> None:
 def local_server(
     env: str = "chain-sum",
     *,
-    tiers: int = 5,
-    max_sessions: int = 64,
+    tiers: int | None = None,
+    max_sessions: int | None = None,
     python: str | None = None,
     port: int = 0,
     host: str = "127.0.0.1",
     startup_timeout: float = 120.0,
-    schedule: str = "lockstep",
+    schedule: str | None = None,
     session_timeout: float | None = None,
+    datasets: Sequence[str] | None = None,
+    tasks: str | os.PathLike[str] | None = None,
+    seeds: int | None = None,
+    splits: Sequence[str] | None = None,
+    paths: Sequence[str | os.PathLike[str]] = (),
+    env_name: str | None = None,
+    extra_args: Sequence[str] = (),
 ) -> Iterator[str]:
     """Serve `env` in a subprocess; yield its base URL (``http://127.0.0.1:PORT``) once `/health` answers.
 
-    The server is stopped (SIGTERM, then SIGKILL after 10 s) when the block exits, however it exits.
-    Raises `ServerStartError` with the server's output tail if it dies or is not healthy within
-    `startup_timeout` seconds.
+    `env` is "chain-sum" (`tiers`, `schedule`), "reasoning-gym" (`datasets`, `tiers`) or "MODULE:CLASS"
+    (any OpenEnv environment class, with the Task API over a JSONL task list `tasks` or `seeds` per split;
+    `paths` are put first on the server's sys.path to import MODULE). Arguments left None take the
+    `openenv-prime serve` defaults; `extra_args` are passed to it as they are. The server is stopped
+    (SIGTERM, then SIGKILL after 10 s) when the block exits, however it exits. Raises `ServerStartError`
+    with the server's output tail if it dies or is not healthy within `startup_timeout` seconds.
     """
-    if env not in ENVIRONMENTS:
-        raise ValueError(f"unknown environment {env!r}; local_server can start: {', '.join(ENVIRONMENTS)}")
-    command = [
-        python or sys.executable, "-m", "openenv_prime.envs", "serve", env,
-        "--host", host, "--port", str(port), "--tiers", str(tiers),
-        "--schedule", schedule, "--max-sessions", str(max_sessions),
-    ]
-    if session_timeout is not None:
-        command += ["--session-timeout", str(session_timeout)]
+    if env not in ENVIRONMENTS and ":" not in env:
+        raise ValueError(
+            f"unknown environment {env!r}; local_server can start: {', '.join(ENVIRONMENTS)}, or MODULE:CLASS"
+        )
+    command = [python or sys.executable, "-m", "openenv_prime.envs", "serve", env, "--host", host, "--port", str(port)]
+    options = {
+        "--tiers": tiers, "--schedule": schedule, "--max-sessions": max_sessions, "--session-timeout": session_timeout,
+        "--datasets": ",".join(datasets) if datasets is not None else None,
+        "--tasks": os.fspath(tasks) if tasks is not None else None, "--seeds": seeds,
+        "--splits": ",".join(splits) if splits is not None else None, "--env-name": env_name,
+    }
+    for flag, value in options.items():
+        if value is not None:
+            command += [flag, str(value)]
+    for path in paths:
+        command += ["--path", os.fspath(path)]
+    command += list(extra_args)
     # The repository root on PYTHONPATH lets another virtualenv's interpreter import openenv_prime.
     root = str(Path(__file__).resolve().parents[2])
     environ = dict(

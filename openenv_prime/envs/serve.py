@@ -58,6 +58,16 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
+def _run(sock: socket.socket, app, log_level: str) -> int:
+    import uvicorn
+
+    config = uvicorn.Config(app, log_level=log_level, access_log=False, timeout_graceful_shutdown=5)
+    _exit_with_parent()
+    print(f"{LISTENING_PREFIX}{_url(sock)}", flush=True)
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0
+
+
 def serve_chain_sum(
     host: str, port: int, tiers: int, schedule: str, max_sessions: int, log_level: str, session_timeout: float | None = None
 ) -> int:
@@ -74,13 +84,61 @@ def serve_chain_sum(
         sock.close()
         raise SystemExit(f"openenv-prime serve chain-sum: {error}")
     _skip_gradio_unless_web_ui()
-    import uvicorn
-
     from openenv_prime.envs.chain_sum.app import build_app
 
-    app = build_app(tiers, schedule, max_sessions, session_timeout)
-    config = uvicorn.Config(app, log_level=log_level, access_log=False, timeout_graceful_shutdown=5)
-    _exit_with_parent()
-    print(f"{LISTENING_PREFIX}{_url(sock)}", flush=True)
-    uvicorn.Server(config).run(sockets=[sock])
-    return 0
+    return _run(sock, build_app(tiers, schedule, max_sessions, session_timeout), log_level)
+
+
+def serve_reasoning_gym(args, max_sessions: int) -> int:
+    """`openenv-prime serve reasoning-gym`: datasets checked (tiers, one item each) before serving."""
+    sock = _bind(args.host, args.port)
+    datasets = [d.strip() for d in (args.datasets or "").split(",") if d.strip()]
+    per_tier = {"train": 10_000 if args.train_size is None else args.train_size, "test": 200 if args.test_size is None else args.test_size}
+    try:
+        if not datasets:
+            raise ValueError("--datasets is required: name one or more reasoning-gym datasets, e.g. --datasets leg_counting,chain_sum")
+        if max_sessions < 1:
+            raise ValueError(f"--max-sessions must be at least 1, got {max_sessions}")
+        from openenv_prime.envs.reasoning_gym_tiers.taskset import ReasoningGymTaskset, check_datasets
+
+        tiers = 3 if args.tiers is None else args.tiers
+        ReasoningGymTaskset(datasets, tiers, per_tier)
+        check_datasets(datasets, tiers)
+        _skip_gradio_unless_web_ui()
+        from openenv_prime.envs.reasoning_gym_tiers.app import build_app
+
+        app = build_app(datasets, tiers, per_tier, max_sessions, args.session_timeout)
+    except ValueError as error:
+        sock.close()
+        raise SystemExit(f"openenv-prime serve reasoning-gym: {error}")
+    return _run(sock, app, args.log_level)
+
+
+def serve_with_tasks(
+    env: type | str,
+    tasks,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    log_level: str = "warning",
+    **app_options,
+) -> int:
+    """Serve any OpenEnv environment class (or "MODULE:CLASS") with the Task API over `tasks` until stopped.
+
+    `tasks` and `app_options` (action_cls, observation_cls, env_name, env_kwargs, max_sessions,
+    session_timeout, paths) are those of `openenv_prime.envs.taskapi.create_app_with_tasks`. Prints
+    ``listening on http://HOST:PORT`` once bound (port 0 picks a free port); bad arguments exit with
+    their message before anything is served."""
+    sock = _bind(host, port)
+    _skip_gradio_unless_web_ui()
+    try:
+        from openenv_prime.envs.taskapi.tasklist import as_task_source
+
+        tasks = as_task_source(tasks)  # a bad task list fails here, before the slow openenv import
+        from openenv_prime.envs.taskapi.app import create_app_with_tasks
+
+        app = create_app_with_tasks(env, tasks, **app_options)
+    except (ValueError, TypeError) as error:
+        sock.close()
+        raise SystemExit(f"openenv-prime serve {env if isinstance(env, str) else env.__qualname__}: {error}")
+    return _run(sock, app, log_level)

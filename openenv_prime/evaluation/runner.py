@@ -129,6 +129,8 @@ async def _open_slots(config: EvalConfig, wanted: int) -> list[EpisodeSession]:
 def _load_tasks(config: EvalConfig) -> tuple[str, list[Task], dict[int, dict[str, Any]], dict[str, Any] | None, list[str]]:
     """The chosen tasks, the reset arguments of each (by index), the action schema, and warnings about the server."""
     with open_task_source(config.base_url, tasks=config.tasks, env_name=config.env_name, timeout=config.timeout) as source:
+        if source.kind == "task list" and config.split not in source.splits():
+            raise ValueError(f"task list {source.where} has no split {config.split!r}; set --split to one of {source.splits()}")
         all_tasks = load_sampler_tasks(source, config.split, family_field=config.family_field, family_setting="--family-field")
         with TaskAPIClient(config.base_url, env_name=source.env_name, timeout=config.timeout) as api:
             action_schema = api.action_schema()

@@ -15,6 +15,7 @@ from openenv_prime.samplers.sequential import SequentialSampler
 from openenv_prime.samplers.sumtree import SumTree
 from openenv_prime.samplers.task import Task
 from openenv_prime.samplers.uniform import UniformSampler
+from openenv_prime.samplers.upgrade import upgrade_state_dict
 
 __all__ = [
     "CurriculumSampler",
@@ -27,4 +28,5 @@ __all__ = [
     "UniformSampler",
     "make_sampler",
     "merge_state_dicts",
+    "upgrade_state_dict",
 ]

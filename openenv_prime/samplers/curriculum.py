@@ -3,10 +3,19 @@
 Per key, decayed success and failure counts start from a Beta(1,1) prior (s = f = 1) and evolve as
 ``s <- gamma*s + successes``, ``f <- gamma*f + failures`` on each update of that key, so old evidence
 and the prior fade. With ``p = s/(s+f)`` and group size G, the signal ``1 - p^G - (1-p)^G`` is the
-probability that G binary rewards are not all equal; the sampling weight is ``signal + epsilon``, so
-no key ever starves. ``signal="variance"`` (graded rewards) instead keeps a decayed share of groups
-whose reward spread exceeds ``tolerance``, with the same Beta(1,1) prior, and weighs ``share + epsilon``.
-In both modes the metric ``observed_signal`` counts groups whose rewards differ by more than
+probability that G binary rewards are not all equal.
+
+The default, ``signal="headroom"``, weighs ``signal * min(1, 2(1-p)) + epsilon``: a key past p = 0.5
+counts in proportion to the failures it has left to fix. The signal alone is symmetric in p and 1-p,
+so many nearly solved keys (p ~ 0.97: signal 0.22 at G=8) keep pulling a large share of late draws
+from the keys still to learn; with headroom that key weighs 0.013, a key at p = 0.75 0.45, at 0.9
+0.11, and below 0.5 nothing changes (the suite in benchmarks/worlds/ chose this; docs/samplers.md).
+``signal="binary"`` is the RFC's rule, ``signal + epsilon``. ``signal="variance"`` (graded rewards)
+keeps a decayed share of groups whose reward spread exceeds ``tolerance``, with the same Beta(1,1)
+prior, and weighs ``share + epsilon``; it also follows spread that is only format noise, which the
+default, thresholding rewards at ``success_threshold``, never does. ``epsilon`` (default 0.005 for
+headroom, 0.02 otherwise, as the RFC had it) is the floor that keeps every key drawn.
+In every mode the metric ``observed_signal`` counts groups whose rewards differ by more than
 ``tolerance`` (what GRPO sees), beside ``predicted_signal``, the estimate at draw time.
 
 Counts are stored as evidence apart from the prior (``s = gamma**n + evidence``) so that states of
@@ -20,14 +29,22 @@ import math
 from typing import Any, Iterable
 
 from openenv_prime.samplers.cycles import KeyCycles
+from openenv_prime.samplers.lineage import extended, history_digest, parse_lineage
 from openenv_prime.samplers.pool import TaskPool
-from openenv_prime.samplers.pooled import DEFAULT_TOLERANCE, PooledSampler, parse_list
+from openenv_prime.samplers.pooled import DEFAULT_TOLERANCE, FLOAT_STATS, INT_STATS, PooledSampler
+from openenv_prime.samplers.rngstate import rng_to_json
+from openenv_prime.samplers.statecheck import parse_list, section
 from openenv_prime.samplers.sumtree import SumTree
 from openenv_prime.samplers.task import Task
 
-SIGNAL_MODES = ("binary", "variance")
+SIGNAL_MODES = ("headroom", "binary", "variance")
+# The weight floor when none is given: headroom leaves more keys near zero, so a smaller floor keeps
+# dead and solved keys from taking a large share of draws once most keys are learned.
+DEFAULT_EPSILON = {"headroom": 0.005, "binary": 0.02, "variance": 0.02}
 # Per-key learning state saved in state_dict["curriculum"], aligned with the pool's keys.
 _EVIDENCE = ("successes", "failures", "spread", "flat", "predicted_sum")
+# The per-key lists a state's history digest covers (stats, then curriculum), as merge.py parses them too.
+HISTORY_COLUMNS = (*INT_STATS, *FLOAT_STATS, "updates", *_EVIDENCE)
 
 
 class CurriculumSampler(PooledSampler):
@@ -36,9 +53,9 @@ class CurriculumSampler(PooledSampler):
         tasks: Iterable[Task] | TaskPool,
         group_size: int = 8,
         gamma: float = 0.9,
-        epsilon: float = 0.02,
+        epsilon: float | None = None,
         success_threshold: float = 1.0,
-        signal: str = "binary",
+        signal: str = "headroom",
         tolerance: float = DEFAULT_TOLERANCE,
         seed: int = 0,
     ) -> None:
@@ -46,12 +63,14 @@ class CurriculumSampler(PooledSampler):
             raise ValueError(f"group_size must be an int >= 2 (GRPO needs 2 rollouts to compare), got {group_size!r}")
         if not _is_number(gamma) or not 0.0 < gamma <= 1.0:
             raise ValueError(f"gamma must be in (0, 1] (1 = no decay), got {gamma!r}")
-        if not _is_number(epsilon) or not 0.0 < epsilon < math.inf:
-            raise ValueError(f"epsilon must be a finite number > 0 (the floor that keeps every key drawn), got {epsilon!r}")
         if not _is_number(success_threshold) or not math.isfinite(success_threshold):
             raise ValueError(f"success_threshold must be a finite number, got {success_threshold!r}")
         if signal not in SIGNAL_MODES:
             raise ValueError(f"signal must be one of {SIGNAL_MODES}, got {signal!r}")
+        if epsilon is None:
+            epsilon = DEFAULT_EPSILON[signal]
+        if not _is_number(epsilon) or not 0.0 < epsilon < math.inf:
+            raise ValueError(f"epsilon must be a finite number > 0 (the floor that keeps every key drawn), got {epsilon!r}")
         if not _is_number(tolerance) or not 0.0 <= tolerance < math.inf:
             raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
         super().__init__(tasks, seed=seed)
@@ -69,6 +88,8 @@ class CurriculumSampler(PooledSampler):
         self._flat = [0.0] * k
         self._predicted_sum = [0.0] * k
         self._cycles = KeyCycles(self.pool)
+        self._lineage: list[str] = []  # digests of the shared states this history forked from (lineage.py)
+        self._loaded_digest: str | None = None  # of the state last loaded; in memory only
         self._after_load()
 
     @property
@@ -93,13 +114,19 @@ class CurriculumSampler(PooledSampler):
 
     def _estimate(self, slot: int) -> float:
         """The key's predicted chance that its next group has signal."""
-        if self.signal == "binary":
+        if self.signal != "variance":
             p = self._p(slot)
             g = self.group_size
             return max(0.0, 1.0 - p**g - (1.0 - p) ** g)
         prior = self.gamma ** self._updates[slot]
         hit = prior + self._spread[slot]
         return hit / (hit + prior + self._flat[slot])
+
+    def _weight(self, slot: int, estimate: float) -> float:
+        """The key's sampling weight, from its predicted signal (see the module docstring)."""
+        if self.signal == "headroom":
+            estimate *= min(1.0, 2.0 * (1.0 - self._p(slot)))
+        return estimate + self.epsilon
 
     # -- hooks ----------------------------------------------------------------------------------
     def _draw(self) -> int:
@@ -122,12 +149,12 @@ class CurriculumSampler(PooledSampler):
     def _refresh(self, slot: int) -> None:
         estimate = self._estimate(slot)
         self._signal_now[slot] = estimate
-        self._tree.set(slot, estimate + self.epsilon)
+        self._tree.set(slot, self._weight(slot, estimate))
 
     def _after_load(self) -> None:
         k = len(self.pool.keys)
         self._signal_now = [self._estimate(slot) for slot in range(k)]
-        self._tree = SumTree(s + self.epsilon for s in self._signal_now)
+        self._tree = SumTree(self._weight(slot, s) for slot, s in enumerate(self._signal_now))
 
     def _config(self) -> dict[str, Any]:
         return {
@@ -144,18 +171,44 @@ class CurriculumSampler(PooledSampler):
         learned: dict[str, Any] = {"updates": list(self._updates)}
         for name in _EVIDENCE:
             learned[name] = list(getattr(self, "_" + name))
-        return {"curriculum": learned, "cycles": self._cycles.to_json()}
+        return {"curriculum": learned, "cycles": self._cycles.to_json(), "lineage": list(self._lineage)}
 
     def _import(self, state: dict[str, Any]) -> dict[str, Any]:
-        learned = state.get("curriculum")
-        if not isinstance(learned, dict):
-            raise ValueError("state_dict['curriculum'] is missing or not a dict")
+        learned = section(state, "curriculum")
         k = len(self.pool.keys)
         values: dict[str, Any] = {"_updates": parse_list(learned.get("updates"), "curriculum.updates", k, int)}
         for name in _EVIDENCE:
             values["_" + name] = parse_list(learned.get(name), f"curriculum.{name}", k, float)
+        for slot, updates in enumerate(values["_updates"]):
+            if self.gamma**updates > 0.0:
+                continue  # the prior keeps every estimate defined
+            for a, b in (("successes", "failures"), ("spread", "flat")):
+                if values["_" + a][slot] + values["_" + b][slot] == 0.0:
+                    raise ValueError(
+                        f"state_dict fields curriculum.{a}[{slot}] and curriculum.{b}[{slot}] are both 0 after "
+                        f"{updates} updates of key {self.pool.keys[slot]!r}: an updated key has evidence"
+                    )
         values["_cycles"] = KeyCycles.from_json(state.get("cycles"), self.pool)
+        values["_lineage"] = parse_lineage(state.get("lineage"))
         return values
+
+    def _note_load(self) -> None:
+        self._loaded_digest = self._digest()
+
+    def reseed(self, seed: int) -> None:
+        """Restart the RNG from ``seed``, keeping all statistics, and record the state loaded before (or,
+        without one, the current state) as where this worker forked: ``merge_state_dicts`` then counts
+        that shared state once, and refuses to merge without it as ``base``."""
+        fork = self._loaded_digest
+        if fork is None and (any(self._updates) or any(self._draws) or self._lineage):
+            fork = self._digest()
+        super().reseed(seed)
+        if fork is not None and self._lineage[-1:] != [fork]:
+            self._lineage = extended(self._lineage, fork)
+
+    def _digest(self) -> str:
+        columns = {name: getattr(self, "_" + name) for name in HISTORY_COLUMNS}
+        return history_digest(columns, rng_to_json(self._rng), self._lineage)
 
     def _total_metrics(self) -> dict[str, float]:
         draws = sum(self._draws)

@@ -1,34 +1,64 @@
-"""Merge curriculum statistics of several workers that sampled the same pool.
+"""Merge the curriculum states of workers that sampled one pool into the state one sampler would hold.
 
-Each worker's evidence is what it added on top of ``base`` (by default the fresh Beta(1,1) prior).
-Merged counts: the base's evidence decayed once per update the workers made, plus every worker's own
-evidence; update counts, draws, episodes, groups and costs add. Sums use ``math.fsum`` (exactly
-rounded), so the result does not depend on the order of ``states``; merging one state returns it.
+**What a merged state means.** Workers start from ``base`` (a shared state every worker loaded; by
+default the fresh prior) and each adds groups of its own. The reference is one sampler that starts
+from ``base`` and sees every worker's groups of a key *evenly interleaved*: worker i's k-th group
+(of n_i since ``base``) at time (k - 1/2)/n_i, as workers running side by side deliver them (ties:
+states in canonical order, ``canonical_order``). So the merge forgets at one sampler's rate: each
+worker's groups decay by the updates of all workers after them, not only by its own. Merging the
+states of W workers does not remember W times more than one sampler.
 
-The merged RNG and per-key cycles are those of one input state, chosen by content (not position).
-Workers that load the merged state should call ``sampler.reseed(...)`` with their own seed so they do
-not all draw the same tasks.
+**How, and how close.** A worker's state holds only its decayed sums, not each group, so the merge
+rescales each worker's own evidence (its counts less the decayed ``base``) by c_i = (weight of its
+groups in the reference) / (weight under its own decay), both computed exactly from the update
+counts; the ``base``'s evidence decays by gamma**(all updates since it), update counts add. Then:
+- the decayed mass of each worker's groups (``spread + flat``; ``successes + failures`` when a key's
+  groups have one size) and the prior's weight equal the reference's (to float rounding);
+- where each worker's groups of a key all had the same outcome, the merged state is the reference's;
+- in general p (and the variance share) differ from the reference's by at most the largest range of
+  one worker's per-group success fractions on that key: the information a decayed sum lacks.
+Draws, episodes, groups, costs and the sum of predicted signal add. Sums use ``math.fsum`` and
+workers are taken in canonical order, so the result does not depend on the order of ``states``.
+
+**Shared history is checked, not trusted** (``lineage.py``). A worker that loads a shared state must
+``reseed`` (or all workers draw the same tasks), and reseeding records the digest of the state it
+loaded. ``base`` must be among every worker's records, and no two workers may share a record after
+``base``: so merging workers that started from one state without passing it as ``base`` (counting
+it once per worker) is an error, as is a ``base`` they did not start from.
+
+The merged RNG and per-key cycles are those of the first state in canonical order. Workers that load
+the merged state must ``reseed`` with their own seed, or they all draw the same tasks.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
-from openenv_prime.samplers.curriculum import _EVIDENCE
-from openenv_prime.samplers.pooled import STATE_VERSION, _without_seed, parse_list
+from openenv_prime.samplers.curriculum import _EVIDENCE, HISTORY_COLUMNS
+from openenv_prime.samplers.lineage import extended, history_digest, parse_lineage
+from openenv_prime.samplers.pooled import FLOAT_STATS, INT_STATS, _without_seed
+from openenv_prime.samplers.rngstate import rng_from_json, rng_to_json
+from openenv_prime.samplers.statecheck import STATE_VERSION, parse_list, section
 
-_INT_STATS = ("draws", "episodes", "groups", "groups_with_signal")
+_DECAYED = ("successes", "failures", "spread", "flat")  # s <- gamma*s + x on each update of the key
+_SUMMED = ("predicted_sum",)  # plain sums
+_UNMERGEABLE = tuple(name for name in _EVIDENCE if name not in _DECAYED + _SUMMED)
+# Own evidence below -_SLACK * (1 + base value) means the state did not grow from the base; above it, rounding.
+_SLACK = 1e-9
 
 
 def merge_state_dicts(states: Sequence[dict[str, Any]], base: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One CurriculumSampler state holding the statistics of all ``states`` (see the module docstring).
+    """One CurriculumSampler state for the workers' ``states`` (see the module docstring).
 
-    ``base``: the state every worker started from, when they started from a shared (e.g. earlier
-    merged) state, so its evidence is counted once rather than once per worker.
+    ``base``: the state every worker loaded before adding its own groups (e.g. the previous merge);
+    None when they all started fresh.
     """
     import copy  # only merging needs it; keeps `import openenv_prime.samplers` light
 
+    if _UNMERGEABLE:
+        raise ValueError(f"merge_state_dicts does not know how to combine curriculum fields {_UNMERGEABLE}")
     states = list(states)
     if not states:
         raise ValueError("merge_state_dicts needs at least one state")
@@ -38,35 +68,118 @@ def merge_state_dicts(states: Sequence[dict[str, Any]], base: dict[str, Any] | N
         _check_same_run(base, states[0], "base")
     k = int(states[0]["pool"]["num_keys"])
     parsed = [_parse(state, k, f"states[{i}]") for i, state in enumerate(states)]
-    start = _parse(base, k, "base") if base is not None else _fresh(k)
+    start = _parse(base, k, "base") if base is not None else None
+    _check_lineage(parsed, start)
+    start_columns = start["columns"] if start is not None else _fresh(k)
     gamma = float(states[0]["config"]["gamma"])
+    order = _by_digest(parsed)
+    ranked = [parsed[i]["columns"] for i in order]
 
-    for name in (*_INT_STATS, "updates"):
-        for i, p in enumerate(parsed):
-            if any(x < x0 for x, x0 in zip(p[name], start[name])):
-                raise ValueError(
-                    f"states[{i}] has fewer {name} than base: pass as base the state those workers started from"
-                )
-
-    merged = copy.deepcopy(min(states, key=_stream_of))
-    stats, learned = merged["stats"], merged["curriculum"]
-    for name in _INT_STATS:
-        stats[name] = [start[name][j] + sum(p[name][j] - start[name][j] for p in parsed) for j in range(k)]
-    for name in ("cost", "predicted_sum"):
-        column = [math.fsum([start[name][j]] + [p[name][j] - start[name][j] for p in parsed]) for j in range(k)]
-        (stats if name == "cost" else learned)[name] = column
-    updates = []
+    merged = copy.deepcopy(states[order[0]])
+    out = {name: [] for name in HISTORY_COLUMNS}
     for j in range(k):
-        added = [p["updates"][j] - start["updates"][j] for p in parsed]
-        updates.append((start["updates"][j], added))
-    learned["updates"] = [n0 + sum(added) for n0, added in updates]
-    for name in ("successes", "failures", "spread", "flat"):
-        column = []
-        for j, (n0, added) in enumerate(updates):
-            own = [p[name][j] - gamma ** d * start[name][j] for p, d in zip(parsed, added)]
-            column.append(math.fsum([gamma ** sum(added) * start[name][j]] + own))
-        learned[name] = column
+        n0 = start_columns["updates"][j]
+        added = [p["updates"][j] - n0 for p in ranked]
+        for i, (p, n) in enumerate(zip(ranked, added)):
+            for name in (*INT_STATS, "updates"):
+                if p[name][j] < start_columns[name][j]:
+                    raise ValueError(
+                        f"states[{order[i]}] has fewer {name} of key {j} than base: "
+                        f"pass as base the state those workers started from"
+                    )
+        for name in (*INT_STATS, "updates"):
+            out[name].append(start_columns[name][j] + sum(p[name][j] - start_columns[name][j] for p in ranked))
+        for name in ("cost", *_SUMMED):
+            out[name].append(math.fsum([start_columns[name][j]] + [p[name][j] - start_columns[name][j] for p in ranked]))
+        scale = _rescaling(added, gamma)
+        for name in _DECAYED:
+            b = start_columns[name][j]
+            parts = [gamma ** sum(added) * b]
+            for i, (p, n, c) in enumerate(zip(ranked, added, scale)):
+                own = p[name][j] - gamma**n * b
+                if own < -_SLACK * (1.0 + b):
+                    raise ValueError(
+                        f"states[{order[i]}] holds less curriculum.{name} for key {j} than base decayed by its "
+                        f"{n} updates: it did not grow from this base; pass the state those workers started from"
+                    )
+                parts.append(c * max(own, 0.0))
+            out[name].append(math.fsum(parts))
+    for name in (*INT_STATS, *FLOAT_STATS):
+        merged["stats"][name] = out[name]
+    for name in ("updates", *_EVIDENCE):
+        merged["curriculum"][name] = out[name]
+    merged["lineage"] = extended(start["lineage"], start["digest"]) if start is not None else []
     return merged
+
+
+def canonical_order(states: Sequence[dict[str, Any]]) -> list[int]:
+    """Positions of ``states`` sorted by their history digest: the order ties are broken in."""
+    k = int(states[0]["pool"]["num_keys"])
+    return _by_digest([_parse(state, k, f"states[{i}]") for i, state in enumerate(states)])
+
+
+def _by_digest(parsed: list[dict[str, Any]]) -> list[int]:
+    return sorted(range(len(parsed)), key=lambda i: parsed[i]["digest"])
+
+
+def interleaving(counts: Sequence[int]) -> list[int]:
+    """The reference order of one key's groups, oldest first: for each group, the index of its worker
+    (worker i delivered counts[i] groups; its k-th at (k - 1/2)/counts[i]; ties by index)."""
+    return list(reversed(list(_newest_first(counts))))
+
+
+def _newest_first(counts: Sequence[int]) -> Iterator[int]:
+    heap = [(-(2 * n - 1) / (2 * n), -i, n) for i, n in enumerate(counts) if n > 0]
+    heapq.heapify(heap)
+    while heap:
+        _, negative_i, k = heapq.heappop(heap)
+        yield -negative_i
+        if k > 1:
+            n = counts[-negative_i]
+            heapq.heappush(heap, (-(2 * k - 3) / (2 * n), negative_i, k - 1))
+
+
+def _rescaling(added: list[int], gamma: float) -> list[float]:
+    """c_i: the weight worker i's groups get in the reference over the weight under its own decay."""
+    if gamma == 1.0 or sum(1 for n in added if n) <= 1:
+        return [1.0] * len(added)
+    reference = [0.0] * len(added)
+    negligible = 1e-17 * (1.0 - gamma)  # weights below this add less than 1e-17 of the total, tail included
+    for age, i in enumerate(_newest_first(added)):
+        weight = gamma**age
+        if weight < negligible:
+            break
+        reference[i] += weight
+    return [r / ((1.0 - gamma**n) / (1.0 - gamma)) if n else 1.0 for r, n in zip(reference, added)]
+
+
+def _check_lineage(parsed: list[dict[str, Any]], start: dict[str, Any] | None) -> None:
+    """Every state grew from ``start`` (or from the prior), and no two share history after it."""
+    loaded_by: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    for i, p in enumerate(parsed):
+        if p["digest"] in seen:
+            raise ValueError(
+                f"states[{seen[p['digest']]}] and states[{i}] are the same state (statistics and RNG): "
+                f"one worker's state passed twice, or two workers that share a seed; give each worker its own seed"
+            )
+        seen[p["digest"]] = i
+        lineage = p["lineage"]
+        if start is not None and start["digest"] in lineage:
+            lineage = lineage[lineage.index(start["digest"]) + 1 :]
+        elif start is not None and any(map(any, start["columns"].values())):  # a fresh base holds nothing to recount
+            raise ValueError(
+                f"states[{i}] does not descend from base: its history never loaded that state (lineage "
+                f"{lineage}, base {start['digest']}); pass as base the state all the workers loaded, and have "
+                f"each worker call reseed(its_seed) after loading it"
+            )
+        for digest in lineage:
+            other = loaded_by.setdefault(digest, i)
+            if other != i:
+                raise ValueError(
+                    f"states[{other}] and states[{i}] both continue from one shared state (digest {digest}), which "
+                    f"would be counted once per worker: pass that state as base= (merge_state_dicts(states, base=shared))"
+                )
 
 
 def _check_same_run(state: Any, reference: dict[str, Any], what: str) -> None:
@@ -84,26 +197,23 @@ def _check_same_run(state: Any, reference: dict[str, Any], what: str) -> None:
         raise ValueError(f"{what} has config {config!r}, unlike states[0] {reference.get('config')!r}")
 
 
-def _parse(state: dict[str, Any], k: int, what: str) -> dict[str, list]:
-    stats, learned = state.get("stats"), state.get("curriculum")
-    if not isinstance(stats, dict) or not isinstance(learned, dict):
-        raise ValueError(f"{what} lacks its stats or curriculum fields")
-    out = {name: parse_list(stats.get(name), f"{what}.stats.{name}", k, int) for name in _INT_STATS}
-    out["cost"] = parse_list(stats.get("cost"), f"{what}.stats.cost", k, float)
-    out["updates"] = parse_list(learned.get("updates"), f"{what}.curriculum.updates", k, int)
-    for name in _EVIDENCE:
-        out[name] = parse_list(learned.get(name), f"{what}.curriculum.{name}", k, float)
-    return out
+def _parse(state: dict[str, Any], k: int, what: str) -> dict[str, Any]:
+    """The per-key columns (as a loading sampler parses them), the lineage and the history digest."""
+    try:
+        stats, learned = section(state, "stats"), section(state, "curriculum")
+        columns = {name: parse_list(stats.get(name), f"stats.{name}", k, int) for name in INT_STATS}
+        for name in FLOAT_STATS:
+            columns[name] = parse_list(stats.get(name), f"stats.{name}", k, float)
+        columns["updates"] = parse_list(learned.get("updates"), "curriculum.updates", k, int)
+        for name in _EVIDENCE:
+            columns[name] = parse_list(learned.get(name), f"curriculum.{name}", k, float)
+        rng = rng_to_json(rng_from_json(state.get("rng")))
+        lineage = parse_lineage(state.get("lineage"))
+    except ValueError as exc:
+        raise ValueError(f"{what}: {exc}") from None
+    columns = {name: columns[name] for name in HISTORY_COLUMNS}
+    return {"columns": columns, "lineage": lineage, "digest": history_digest(columns, rng, lineage)}
 
 
 def _fresh(k: int) -> dict[str, list]:
-    out: dict[str, list] = {name: [0] * k for name in (*_INT_STATS, "updates")}
-    for name in ("cost", *_EVIDENCE):
-        out[name] = [0.0] * k
-    return out
-
-
-def _stream_of(state: dict[str, Any]) -> str:
-    """A canonical text of a state's RNG and cycles, to pick one by content whatever the input order."""
-    import json  # only merging needs it; keeps `import openenv_prime.samplers` light
-    return json.dumps([state.get("rng"), state.get("cycles"), state.get("config")], sort_keys=True)
+    return {name: [0] * k if name in (*INT_STATS, "updates") else [0.0] * k for name in HISTORY_COLUMNS}

@@ -1,25 +1,29 @@
 """What every sampler shares: the pool, update validation, group accounting, metrics and the state envelope.
 
 Subclasses implement drawing (``_draw``), optional learning from groups (``_learn``), and their part of
-the state (``_export`` / ``_import``). ``_import`` only parses; nothing is assigned until the whole
-state has been checked, so a rejected ``load_state_dict`` leaves the sampler as it was.
+the state (``_export`` / ``_import``). ``_import`` only parses (``statecheck.py``); the parsed values
+and the caches ``_after_load`` derives from them are built on a shallow copy of the sampler, which
+replaces the sampler's attributes only once all of it succeeded: a rejected ``load_state_dict``
+leaves the sampler exactly as it was. ``_after_load`` must therefore assign new objects, never
+mutate shared ones.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import random
 from typing import Any, Iterable, Sequence
 
 from openenv_prime.samplers.pool import TaskPool
 from openenv_prime.samplers.rngstate import rng_from_json, rng_to_json
+from openenv_prime.samplers.statecheck import STATE_VERSION, parse_list, section
 from openenv_prime.samplers.task import Task
 from openenv_prime.samplers.validation import check_count, check_group, has_spread
 
-STATE_VERSION = 1
 DEFAULT_TOLERANCE = 1e-6
-_INT_STATS = ("draws", "episodes", "groups", "groups_with_signal")
-_FLOAT_STATS = ("cost",)
+INT_STATS = ("draws", "episodes", "groups", "groups_with_signal")
+FLOAT_STATS = ("cost",)
 
 
 class PooledSampler:
@@ -73,11 +77,7 @@ class PooledSampler:
         state = {
             "version": STATE_VERSION,
             "sampler": type(self).__name__,
-            "pool": {
-                "fingerprint": self.pool.fingerprint,
-                "num_tasks": len(self.pool),
-                "num_keys": len(self.pool.keys),
-            },
+            "pool": pool_summary(self.pool),
             "config": self._config(),
             "rng": rng_to_json(self._rng),
             "stats": {
@@ -92,20 +92,27 @@ class PooledSampler:
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Load a ``state_dict()`` whole, or raise (ValueError naming the field) and change nothing."""
         check_envelope(state, type(self).__name__, self.pool, self._config())
         values = {"_rng": rng_from_json(state.get("rng"))}
-        stats = state.get("stats")
-        if not isinstance(stats, dict):
-            raise ValueError("state_dict['stats'] is missing or not a dict")
+        stats = section(state, "stats")
         k = len(self.pool.keys)
-        for name in _INT_STATS:
+        for name in INT_STATS:
             values["_" + name] = parse_list(stats.get(name), f"stats.{name}", k, int)
-        for name in _FLOAT_STATS:
+        for name in FLOAT_STATS:
             values["_" + name] = parse_list(stats.get(name), f"stats.{name}", k, float)
+        for slot, (groups, signal) in enumerate(zip(values["_groups"], values["_groups_with_signal"])):
+            if signal > groups:
+                raise ValueError(f"state_dict field stats.groups_with_signal[{slot}] = {signal} exceeds stats.groups[{slot}] = {groups}")
         values.update(self._import(state))
-        for attribute, value in values.items():
-            setattr(self, attribute, value)
-        self._after_load()
+        candidate = copy.copy(self)
+        candidate.__dict__.update(values)
+        try:
+            candidate._after_load()
+        except ArithmeticError as exc:  # a combination of valid fields the sampler cannot use
+            raise ValueError(f"state_dict fields are inconsistent: {exc!r}") from None
+        candidate._note_load()
+        self.__dict__.update(candidate.__dict__)
 
     def reseed(self, seed: int) -> None:
         """Restart the RNG from ``seed``, keeping all statistics: give each worker its own stream
@@ -163,6 +170,9 @@ class PooledSampler:
     def _after_load(self) -> None:
         """Rebuild caches derived from the loaded attributes."""
 
+    def _note_load(self) -> None:
+        """Record that a state was loaded (after it passed every check)."""
+
     def _total_metrics(self) -> dict[str, float]:
         return {}
 
@@ -176,14 +186,24 @@ def check_envelope(state: Any, sampler: str, pool: TaskPool, config: dict[str, A
         raise TypeError(f"load_state_dict needs the dict from state_dict(), got {type(state).__name__}")
     if state.get("sampler") != sampler:
         raise ValueError(f"this state was saved by {state.get('sampler')!r}, not by {sampler}")
-    if state.get("version") != STATE_VERSION:
-        raise ValueError(f"state version {state.get('version')!r} is not supported (expected {STATE_VERSION})")
+    version = state.get("version")
+    if version == 1:
+        raise ValueError(
+            f"state version 1 is from an older openenv-prime (it stores every key's shuffle order in full); this "
+            f"one reads version {STATE_VERSION} (a seed and a position per key) and cannot continue a version 1 run "
+            f"exactly. Start fresh, or convert with openenv_prime.samplers.upgrade_state_dict(state): it keeps "
+            f"every statistic and the RNG and restarts each key's shuffle cycle"
+        )
+    if version != STATE_VERSION:
+        raise ValueError(f"state version {version!r} is not supported (expected {STATE_VERSION})")
     saved_pool = state.get("pool")
     if not isinstance(saved_pool, dict) or saved_pool.get("fingerprint") != pool.fingerprint:
         raise ValueError(
             "this state was saved on a different task pool (fingerprint mismatch): build the sampler "
             "from the same tasks, in the same order, with the same keys"
         )
+    if saved_pool != pool_summary(pool):
+        raise ValueError(f"state_dict field pool is {saved_pool!r}, but this pool is {pool_summary(pool)!r}")
     saved_config = state.get("config")
     if not isinstance(saved_config, dict) or _without_seed(saved_config) != _without_seed(config):
         raise ValueError(
@@ -192,25 +212,10 @@ def check_envelope(state: Any, sampler: str, pool: TaskPool, config: dict[str, A
         )
 
 
+def pool_summary(pool: TaskPool) -> dict[str, Any]:
+    return {"fingerprint": pool.fingerprint, "num_tasks": len(pool), "num_keys": len(pool.keys)}
+
+
 def _without_seed(config: dict[str, Any]) -> dict[str, Any]:
     """The settings a state must share; the seed only picks the first RNG state, which the state carries."""
     return {name: value for name, value in config.items() if name != "seed"}
-
-
-def parse_list(value: Any, name: str, length: int, kind: type) -> list:
-    """A list of ``length`` finite numbers of ``kind`` from a state dict, or a ValueError naming it."""
-    if not isinstance(value, list) or len(value) != length:
-        raise ValueError(f"state_dict field {name} must be a list of {length} numbers")
-    out = []
-    for item in value:
-        if isinstance(item, bool) or not isinstance(item, (int, float)):
-            raise ValueError(f"state_dict field {name} holds {item!r}, not a number")
-        if kind is int:
-            if item != int(item) or item < 0:
-                raise ValueError(f"state_dict field {name} holds {item!r}, not an int >= 0")
-            out.append(int(item))
-        else:
-            if not math.isfinite(item):
-                raise ValueError(f"state_dict field {name} holds {item!r}, not a finite number")
-            out.append(float(item))
-    return out

@@ -6,6 +6,7 @@ from typing import Any, Iterable
 
 from openenv_prime.samplers.pool import TaskPool
 from openenv_prime.samplers.pooled import PooledSampler
+from openenv_prime.samplers.statecheck import parse_count
 from openenv_prime.samplers.task import Task
 
 
@@ -35,10 +36,5 @@ class SequentialSampler(PooledSampler):
         return {"cursor": self._cursor, "epoch": self._epoch}
 
     def _import(self, state: dict[str, Any]) -> dict[str, Any]:
-        cursor, epoch = state.get("cursor"), state.get("epoch")
-        for name, value in (("cursor", cursor), ("epoch", epoch)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"state_dict field {name} must be an int >= 0, got {value!r}")
-        if cursor >= len(self.pool):
-            raise ValueError(f"state_dict field cursor={cursor} is past the pool of {len(self.pool)} tasks")
-        return {"_cursor": cursor, "_epoch": epoch}
+        cursor = parse_count(state.get("cursor"), "cursor", high=len(self.pool) - 1)
+        return {"_cursor": cursor, "_epoch": parse_count(state.get("epoch"), "epoch")}

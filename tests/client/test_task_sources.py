@@ -4,6 +4,7 @@ ignores the task (tests/support/partial_task_api_server.py, under openenv 0.4.1 
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 
@@ -85,7 +86,7 @@ def test_reset_that_deals_tasks_in_turn_is_an_error_naming_the_url_and_the_fix(p
             check_reset_plays_tasks_sync(url, source, "test", len(tasks))
     text = str(caught.value)
     assert url in text and "same arguments" in text and "['index', 'split']" in text
-    assert "openenv-prime serve MODULE:CLASS --tasks" in text and "--tasks FILE.jsonl" in text
+    assert "openenv-prime serve MODULE:CLASS --tasks" in text and "--tasks FILE.jsonl" in text and "--no-reset-check" in text
 
 
 def test_reset_that_always_plays_one_task_is_a_warning(partial_servers):
@@ -114,3 +115,15 @@ def test_state_echoing_another_task_is_an_error():
         _check_echo("http://h:1", source, {"seed": 3}, {}, {"seed": 4})
     with pytest.raises(ResetIgnoredError, match=r"the observation's task says index=0"):
         _check_echo("http://h:1", source, {"split": "test", "index": 2}, {"task": {"index": 0}}, None)
+
+
+def test_task_list_names_its_environment_without_asking_a_server_when_told():
+    from tests.support.processes import free_port
+
+    dead = f"http://127.0.0.1:{free_port()}"
+    with open_task_source(dead, tasks=seed_task_list(), env_name="say") as source:  # nothing is contacted
+        assert source.env_name == "say" and len(source.specs("test")) == 6
+    from openenv_prime.client import ServerUnreachableError
+
+    with pytest.raises(ServerUnreachableError, match=re.escape(dead)):
+        open_task_source(dead, tasks=seed_task_list())  # asks /list_environments for the name

@@ -109,5 +109,6 @@ def test_openenv_prime_cli_registers_serve_with_the_documented_defaults():
     from openenv_prime.cli import build_parser
 
     args = build_parser().parse_args(["serve", "chain-sum"])
-    assert (args.host, args.port, args.tiers, args.schedule, args.max_sessions) == ("127.0.0.1", 8000, None, "lockstep", 64)
+    # None: chain-sum takes 5 lockstep tiers and 64 sessions (a MODULE:CLASS without concurrency gets 1)
+    assert (args.host, args.port, args.tiers, args.schedule, args.max_sessions) == ("127.0.0.1", 8000, None, None, None)
     assert callable(args.func)

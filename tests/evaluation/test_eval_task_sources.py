@@ -112,6 +112,8 @@ def test_eval_cli_errors_name_flags_and_the_url(partial_servers, model_url, seed
     assert run.returncode == 2 and "--reset-kwargs: reset_kwargs may not set ['index']" in run.stderr
     run = _eval("--base-url", url, "--reset-kwargs", "[1]", *base)
     assert run.returncode == 2 and "--reset-kwargs" in run.stderr and "JSON object" in run.stderr
+    run = _eval("--base-url", partial_servers["no-task-api"], "--tasks", str(seeds_file), "--split", "train", *base)
+    assert run.returncode == 1 and "has no split 'train'; set --split to one of ['test']" in run.stderr
     run = _eval("--base-url", url, "--tasks", str(tmp_path / "missing.jsonl"), "--family-field", "level", *base)
     assert run.returncode == 1 and "missing.jsonl: no such file" in run.stderr
     assert not (tmp_path / "r.json").exists()

@@ -27,7 +27,7 @@ def _feed(sampler, updates, keys):
     group_size=st.integers(2, 64),
     gamma=st.floats(0.01, 1.0),
     epsilon=st.floats(1e-6, 1.0),
-    mode=st.sampled_from(["binary", "variance"]),
+    mode=st.sampled_from(["headroom", "binary", "variance"]),
 )
 def test_weights_are_finite_floored_and_probabilities_sum_to_one(sizes, updates, group_size, gamma, epsilon, mode):
     tasks = make_pool(sizes)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import functools
 import inspect
 
-from fastapi import Request
-from fastapi.responses import JSONResponse
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.types import ConcurrencyConfig
 
@@ -16,13 +14,8 @@ from openenv_prime.envs.chain_sum.environment import (
     ChainSumObservation,
     ChainSumState,
 )
-from openenv_prime.envs.chain_sum.taskset import ENV_NAME, TaskRequestError
-
-
-async def _task_request_error(request: Request, error: TaskRequestError) -> JSONResponse:
-    """openenv maps only IndexError and NotImplementedError; without this an unknown split is a bare 500."""
-    detail = [{"type": "value_error", "loc": ["body", error.field], "msg": str(error)}]
-    return JSONResponse(status_code=422, content={"detail": detail})
+from openenv_prime.envs.chain_sum.taskset import ENV_NAME
+from openenv_prime.envs.errors import add_task_error_handlers
 
 
 def build_app(
@@ -45,5 +38,5 @@ def build_app(
     app = create_app(
         factory, ChainSumAction, ChainSumObservation, env_name=ENV_NAME, concurrency_config=concurrency, **kwargs
     )
-    app.add_exception_handler(TaskRequestError, _task_request_error)
+    add_task_error_handlers(app)  # openenv alone answers an unknown split with a bare 500
     return app

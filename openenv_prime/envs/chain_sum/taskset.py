@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from openenv_prime.envs.chain_sum.tiers import Tier, tier_schedule
+from openenv_prime.envs.errors import TaskRequestError
 
 ENV_NAME = "chain_sum"
 DEFAULT_PER_TIER = {"train": 10_000, "test": 200}
@@ -24,16 +25,6 @@ _SPLIT_SEED_OFFSET = {"train": 0, "test": 1_000_000_000}
 _SCHEDULE_SEED_OFFSET = {"lockstep": 0, "interleaved": 200_000_000}
 _TIER_SEED_STRIDE = 10_000_000
 _ID_PREFIX = {"lockstep": "chain_sum", "interleaved": "chain_sum_interleaved"}
-
-
-class TaskRequestError(ValueError):
-    """A caller asked for something that does not exist (an unknown split, a tier out of range).
-
-    `field` names the request field at fault; the server answers these with 422, not a bare 500."""
-
-    def __init__(self, field: str, message: str):
-        super().__init__(message)
-        self.field = field
 
 
 @lru_cache(maxsize=256)

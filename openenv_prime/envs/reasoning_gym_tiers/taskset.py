@@ -1,0 +1,169 @@
+"""The task layout of a multi-dataset reasoning-gym server: splits, (dataset, tier) blocks, seeds, specs.
+
+Index layout per split: blocks of ``per_tier[split]`` tasks, one block per (dataset, tier), datasets in
+the order given and tiers ascending within each: ``block = index // per_tier``, ``dataset = block //
+num_tiers``, ``tier = block % num_tiers``. Item ``local`` of a block is reasoning-gym's item 0 of the
+tier's config with seed ``seed_base(split, dataset, tier) + local``: every (split, dataset, tier) has
+its own seed range, so the seeds of train and test, and of any two tiers, never meet. A dataset's seeds
+depend on its position in reasoning-gym's registry, not on the order of --datasets, so a task id names
+the same problem in any server. Seeds stay below 2**32 (numpy-seeded datasets need that).
+
+Side-effect free and cheap on a fresh instance: openenv builds a new environment per Task API request.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Sequence
+
+from openenv_prime.envs.errors import TaskIndexError, TaskRequestError
+from openenv_prime.envs.reasoning_gym_tiers.tiers import MAX_TIERS, DatasetError, DatasetTier, dataset_tiers
+
+ENV_NAME = "reasoning_gym"
+DEFAULT_PER_TIER = {"train": 10_000, "test": 200}
+LIST_TASKS_CAP = 1_000
+_TIER_STRIDE = 1_000_000
+_DATASET_STRIDE = MAX_TIERS * _TIER_STRIDE
+_SPLIT_OFFSET = {"train": 0, "test": 2**31}
+
+
+@lru_cache(maxsize=None)
+def _registry_position(dataset: str) -> int:
+    from reasoning_gym.factory import DATASETS
+
+    return sorted(DATASETS).index(dataset)
+
+
+@lru_cache(maxsize=8192)
+def _item(dataset: str, num_tiers: int, tier: int, seed: int) -> dict[str, Any]:
+    from reasoning_gym import create_dataset
+
+    config = dataset_tiers(dataset, num_tiers)[tier].config_dict()
+    return create_dataset(dataset, **config, seed=seed, size=1)[0]
+
+
+def check_datasets(datasets: Sequence[str], num_tiers: int) -> None:
+    """Build every tier of every dataset and one item of each; one DatasetError names all that fail
+    (unknown, no curriculum, too few levels, or an item that cannot be made, e.g. missing data files)."""
+    problems = []
+    for name in datasets:
+        try:
+            tiers = dataset_tiers(name, num_tiers)
+        except DatasetError as error:
+            problems.append(str(error))
+            continue
+        for tier in tiers:
+            try:
+                _item(name, num_tiers, tier.tier, _SPLIT_OFFSET["train"] + tier.tier * _TIER_STRIDE)
+            except Exception as error:  # missing data files, or a curriculum level reasoning-gym's own config rejects
+                problems.append(
+                    f"reasoning-gym dataset {name!r} cannot make an item at tier {tier.tier} ({type(error).__name__}: {error}); "
+                    f"it may need data files, or its curriculum's level-{tier.tier} config {tier.config_dict()} is invalid"
+                )
+                break
+    if problems:
+        raise DatasetError("; ".join(problems))
+
+
+class ReasoningGymTaskset:
+    """Splits ``train`` and ``test`` over several datasets, each in ``num_tiers`` curriculum tiers."""
+
+    def __init__(self, datasets: Sequence[str], num_tiers: int = 3, per_tier: dict[str, int] | None = None):
+        names = list(datasets)
+        if not names or len(set(names)) != len(names):
+            raise DatasetError(f"--datasets must name distinct reasoning-gym datasets, got {names!r}")
+        self.datasets = tuple(names)
+        self.num_tiers = num_tiers
+        self.tiers: dict[str, tuple[DatasetTier, ...]] = {}
+        problems = []
+        for name in names:
+            try:
+                self.tiers[name] = dataset_tiers(name, num_tiers)
+            except DatasetError as error:
+                problems.append(str(error))
+        if problems:
+            raise DatasetError("; ".join(problems))
+        self.per_tier = dict(DEFAULT_PER_TIER if per_tier is None else per_tier)
+        unknown = set(self.per_tier) - set(_SPLIT_OFFSET)
+        if unknown:
+            raise ValueError(f"unknown split(s) {sorted(unknown)} in per_tier; known splits: {sorted(_SPLIT_OFFSET)}")
+        for split, size in self.per_tier.items():
+            if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= _TIER_STRIDE:
+                raise ValueError(f"--{split}-size must be an integer from 1 to {_TIER_STRIDE}, got {size!r}")
+
+    @property
+    def families(self) -> list[str]:
+        return [tier.family for name in self.datasets for tier in self.tiers[name]]
+
+    def _check_split(self, split: Any) -> int:
+        if split not in self.per_tier:
+            raise TaskRequestError("split", f"unknown split {split!r}; known splits: {', '.join(self.per_tier)}")
+        return self.per_tier[split]
+
+    def seed_base(self, split: str, dataset: str, tier: int) -> int:
+        """The reasoning-gym seed of item 0 of (split, dataset, tier)."""
+        return _SPLIT_OFFSET[split] + _registry_position(dataset) * _DATASET_STRIDE + tier * _TIER_STRIDE
+
+    # -- Task API -------------------------------------------------------------------------------
+
+    def list_splits(self) -> list[dict[str, Any]]:
+        return [
+            {"name": s, "type": s, "num_tasks": n * len(self.families), "datasets": list(self.datasets),
+             "num_tiers": self.num_tiers, "per_tier": n}
+            for s, n in self.per_tier.items()
+        ]
+
+    def num_tasks(self, split: str) -> int:
+        return self._check_split(split) * len(self.families)
+
+    def get_task(self, split: str, index: int) -> dict[str, Any]:
+        per_tier = self._check_split(split)
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise TaskRequestError("index", f"task index must be an integer, got {index!r}")
+        total = per_tier * len(self.families)
+        if not 0 <= index < total:
+            raise TaskIndexError(f"task index {index!r} out of range for split {split!r} (0..{total - 1})")
+        block, local = divmod(index, per_tier)
+        dataset, tier = self.datasets[block // self.num_tiers], block % self.num_tiers
+        return {
+            "id": f"{dataset}/{split}/t{tier}/{local}",
+            "split": split,
+            "index": index,
+            "family": f"{dataset}/{tier}",
+            "dataset": dataset,
+            "tier": tier,
+            "local_index": local,
+            "seed": self.seed_base(split, dataset, tier) + local,
+        }
+
+    def get_task_range(self, split: str, start: int | None = None, stop: int | None = None) -> list[dict[str, Any]]:
+        """Specs for ``range(num_tasks)[start:stop]`` (Python slice bounds)."""
+        return [self.get_task(split, i) for i in range(self.num_tasks(split))[slice(start, stop)]]
+
+    def list_tasks(self, split: str) -> list[dict[str, Any]]:
+        """The first LIST_TASKS_CAP specs; `num_tasks` and `get_task_range` reach the rest."""
+        return self.get_task_range(split, 0, LIST_TASKS_CAP)
+
+    # -- Items ----------------------------------------------------------------------------------
+
+    def entry(self, split: str, index: int) -> dict[str, Any]:
+        """reasoning-gym's item (question, answer, metadata) for a task."""
+        spec = self.get_task(split, index)
+        return _item(spec["dataset"], self.num_tiers, spec["tier"], spec["seed"])
+
+    def pick_index(self, seed: Any, split: str = "train", dataset: str | None = None, tier: int | None = None) -> int:
+        """A task index chosen by `seed`, within one dataset and/or tier if given; the same seed gives the same task."""
+        import random
+
+        per_tier = self._check_split(split)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise TaskRequestError("seed", f"seed must be an integer, got {seed!r}")
+        if dataset is not None and dataset not in self.datasets:
+            raise TaskRequestError("dataset", f"unknown dataset {dataset!r}; this server has: {', '.join(self.datasets)}")
+        if tier is not None and (isinstance(tier, bool) or not isinstance(tier, int) or not 0 <= tier < self.num_tiers):
+            raise TaskRequestError("tier", f"tier must be an integer from 0 to {self.num_tiers - 1}, got {tier!r}")
+        rng = random.Random(seed)
+        datasets = [dataset] if dataset is not None else list(self.datasets)
+        tiers = [tier] if tier is not None else list(range(self.num_tiers))
+        block = self.datasets.index(rng.choice(datasets)) * self.num_tiers + rng.choice(tiers)
+        return block * per_tier + rng.randrange(per_tier)
