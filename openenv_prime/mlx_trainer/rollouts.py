@@ -5,7 +5,7 @@ server, a task list line's ``reset`` otherwise), the observation rendered into a
 model's reply sent as the action with ``step``, and so on until the environment says ``done`` or the episode
 has taken ``max_steps`` steps. A reply that is no valid action is fed back to the model and counted, as the
 verifiers taskset does; after ``max_invalid_actions`` of them the next one ends the episode.
-Episodes run in waves of at most ``max_sessions`` sockets, kept open from step to step (a reset starts the
+Episodes run in waves of at most ``max_sessions`` sockets (fewer when the server admits fewer), kept open from step to step (a reset starts the
 next episode on the same socket); every turn of a wave is one generation batch over its open episodes.
 """
 
@@ -19,7 +19,7 @@ from typing import Any, Callable
 import mlx.nn as nn
 
 from openenv_prime.client import EpisodeSession
-from openenv_prime.client.errors import InvalidRequestError
+from openenv_prime.client.errors import CapacityError, InvalidRequestError, ServerError
 from openenv_prime.client.render import observation_to_text, reply_to_action
 from openenv_prime.mlx_trainer.chat_tokens import ChatTokens, TokenTranscript
 from openenv_prime.mlx_trainer.generation import generate
@@ -117,6 +117,7 @@ class EpisodeRunner:
     reset_kwargs: Callable[[Task], dict[str, Any]] = lambda task: {"split": task.split, "index": task.index}  # noqa: E731
     times: RolloutTimes = field(default_factory=RolloutTimes)
     _sessions: list[EpisodeSession] = field(default_factory=list)
+    _server_full: bool = False  # the server refused a socket: ask for no more until the sockets are closed
 
     def __post_init__(self) -> None:
         self.chat = ChatTokens(self.renderer.tokenizer)
@@ -124,28 +125,48 @@ class EpisodeRunner:
     async def close(self) -> None:
         """Close the kept sockets (before an eval opens its own, and at the end of the run)."""
         sessions, self._sessions = self._sessions, []
+        self._server_full = False
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
 
     async def _open(self, n: int) -> list[EpisodeSession]:
+        """Up to ``n`` open sockets, kept from step to step; fewer when the server admits fewer (its session limit,
+        e.g. 1 for an environment that cannot run concurrent sessions), found by asking each new socket once."""
         missing = n - len(self._sessions)
-        if missing > 0:
-            fresh = [EpisodeSession(self.base_url, timeout=self.timeout) for _ in range(missing)]
-            self._sessions += fresh
-            await asyncio.gather(*(s.connect() for s in fresh))
+        if missing > 0 and not self._server_full:
+            fresh = [EpisodeSession(self.base_url, timeout=self.timeout, capacity_wait=0) for _ in range(missing)]
+            try:
+                await asyncio.gather(*(s.connect() for s in fresh))
+                probes = await asyncio.gather(*(s.state() for s in fresh), return_exceptions=True)
+                failed = [p for p in probes if isinstance(p, BaseException) and not isinstance(p, (CapacityError, ServerError))]
+                if failed:
+                    raise failed[0]
+            except BaseException:
+                await asyncio.gather(*(s.close() for s in fresh), return_exceptions=True)
+                raise
+            refused = [p for p in probes if isinstance(p, CapacityError)]
+            await asyncio.gather(*(s.close() for s, p in zip(fresh, probes) if isinstance(p, CapacityError)))
+            # ServerError: an environment that cannot report its state before a reset; the socket is usable
+            self._sessions += [s for s, p in zip(fresh, probes) if not isinstance(p, CapacityError)]
+            self._server_full = bool(refused)
+            if not self._sessions:
+                raise refused[0]
         return self._sessions[:n]
 
     async def run_groups(self, tasks: list[Task], group_size: int, step: int) -> list[list[Rollout]]:
         """One group of ``group_size`` rollouts per task, in the order of ``tasks``."""
         episodes = [(t, i) for t in tasks for i in range(group_size)]
         rollouts: list[Rollout] = []
-        for start in range(0, len(episodes), self.max_sessions):
-            rollouts.extend(await self._wave(episodes[start:start + self.max_sessions], step))
+        while len(rollouts) < len(episodes):
+            t0 = time.perf_counter()
+            sessions = await self._open(min(self.max_sessions, len(episodes) - len(rollouts)))
+            self.times.environment += time.perf_counter() - t0
+            wave = episodes[len(rollouts):len(rollouts) + len(sessions)]
+            rollouts.extend(await self._wave(wave, sessions, step))
         return [rollouts[k * group_size:(k + 1) * group_size] for k in range(len(tasks))]
 
-    async def _wave(self, planned: list[tuple[Task, int]], step: int) -> list[Rollout]:
+    async def _wave(self, planned: list[tuple[Task, int]], sessions: list[EpisodeSession], step: int) -> list[Rollout]:
         try:
             t0 = time.perf_counter()
-            sessions = await self._open(len(planned))
             firsts = await asyncio.gather(*(
                 s.reset(**self.reset_kwargs(task), episode_id=f"train-{step}-{task.split}-{task.index}-{i}")
                 for s, (task, i) in zip(sessions, planned)

@@ -202,3 +202,13 @@ def test_a_server_that_ignores_the_task_lists_reset_arguments_is_refused_before_
         with pytest.raises(ValueError, match="does not play the task it is asked for"):
             train(cfg, tmp_path / "run", progress=False)
     assert not (tmp_path / "run").exists()
+
+
+def test_a_server_admitting_fewer_sessions_than_asked_for_plays_in_smaller_waves(sft_two_step, tmp_path):
+    with toy_server("2", max_sessions=3) as (url, _):  # the trainer would like 16 sockets
+        cfg = make_config(sft_two_step, url, steps=1, grpo={"group_size": 4, "tasks_per_step": 4},
+                          environment={"max_sessions": 16}, eval={"enabled": True, "every": 0, "tasks_per_family": 2})
+        result = train(cfg, tmp_path / "run", progress=False)
+    assert result.state.step == 1 and result.state.episodes == 16
+    step = next(s for s in read_log(tmp_path / "run") if s["type"] == "step")
+    assert step["env_steps"] > 1.2
