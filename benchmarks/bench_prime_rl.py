@@ -56,7 +56,10 @@ def make_group(task, rng: random.Random, size: int = 8) -> list:
             agent=vf.AgentInfo(config=vf.AgentConfig()),
             nodes=[
                 vf.MessageNode(message=vf.UserMessage(content="q")),
-                vf.MessageNode(message=vf.AssistantMessage(content="a"), parent=0),
+                vf.MessageNode(
+                    message=vf.AssistantMessage(content="a"), parent=0, sampled=True,
+                    token_ids=[1, 2], mask=[True, True], logprobs=[0.0, 0.0],
+                ),
             ],
             calls=[vf.ModelCall(node=1, usage=vf.Usage(prompt_tokens=40, completion_tokens=rng.randint(5, 50)))],
             rewards={"openenv_return": vf.Reward(score=float(rng.random() < 0.5))},
@@ -86,6 +89,21 @@ def measure(sampler, calls: int, seed: int = 0) -> tuple[float, float]:
     return statistics.median(spent_next) * 1e6, statistics.median(spent_observe) * 1e6
 
 
+def checkpoint_cost(sampler) -> tuple[float, float, float]:
+    """What prime-rl does with the sampler once per step (`metrics`) and per checkpoint
+    (`state_dict`, pickled by torch.save on the event loop): ms of metrics(), ms of state_dict()
+    + pickle, and the pickled KB."""
+    import pickle
+
+    start = time.perf_counter()
+    sampler.metrics()
+    metrics_ms = (time.perf_counter() - start) * 1e3
+    start = time.perf_counter()
+    payload = pickle.dumps(sampler.state_dict())
+    save_ms = (time.perf_counter() - start) * 1e3
+    return metrics_ms, save_ms, len(payload) / 1024
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--prime-rl", default=os.environ.get("PRIME_RL_DIR"), help="prime-rl checkout (or PRIME_RL_DIR)")
@@ -104,7 +122,8 @@ def main() -> None:
     from openenv_prime.prime_rl_adapter import OpenEnvPrimeSampler
 
     table = Table(title=f"prime-rl sampler cost per group: next + observe (G=8, median of {args.calls} calls)")
-    for column in ("tasks", "sampler", "next µs", "observe µs", "next+observe µs", "difficulty_pool ÷ this"):
+    for column in ("tasks", "sampler", "next µs", "observe µs", "next+observe µs", "difficulty_pool ÷ this",
+                   "metrics ms", "state ms", "state KB"):
         table.add_column(column, justify="right" if column != "sampler" else "left", no_wrap=True)
     for n in args.sizes:
         tasks = make_tasks(n)
@@ -120,16 +139,17 @@ def main() -> None:
         }
         rows = {}
         for name, build in contenders.items():
-            start = time.perf_counter()
             sampler = build()
-            built = time.perf_counter() - start
-            rows[name] = (*measure(sampler, args.calls), built)
+            rows[name] = (*measure(sampler, args.calls), *checkpoint_cost(sampler))
         pool = sum(rows["prime-rl difficulty_pool (per task)"][:2])
-        for name, (next_us, observe_us, built) in rows.items():
+        for name, (next_us, observe_us, metrics_ms, save_ms, state_kb) in rows.items():
             pair = next_us + observe_us
-            table.add_row(f"{n:,}", name, f"{next_us:,.1f}", f"{observe_us:,.1f}", f"{pair:,.1f}", f"{pool / pair:,.1f}x")
+            table.add_row(
+                f"{n:,}", name, f"{next_us:,.1f}", f"{observe_us:,.1f}", f"{pair:,.1f}", f"{pool / pair:,.1f}x",
+                f"{metrics_ms:,.2f}", f"{save_ms:,.1f}", f"{state_kb:,.1f}",
+            )
         table.add_section()
-    Console(width=130).print(table)
+    Console(width=170).print(table)
 
 
 if __name__ == "__main__":

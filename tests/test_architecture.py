@@ -21,7 +21,7 @@ HOMES = {
     "mlx": ["mlx_trainer/"],
     "mlx_lm": ["mlx_trainer/"],
 }
-CLIENT_THIRD_PARTY = {"httpx", "websockets", "pydantic"}
+CLIENT_THIRD_PARTY = {"httpx", "websockets", "pydantic", "jsonschema"}
 
 
 def modules() -> list[Path]:
@@ -74,7 +74,7 @@ def test_client_imports_only_its_wire_libraries(path):
             top in sys.stdlib_module_names or top == "__future__" or top in CLIENT_THIRD_PARTY
             or name.startswith(("openenv_prime.client", "openenv_prime.samplers"))
         )
-        assert ok, f"openenv_prime/{where(path)} imports {name}: the client uses httpx, websockets and pydantic only"
+        assert ok, f"openenv_prime/{where(path)} imports {name}: the client uses httpx, websockets, pydantic and jsonschema only"
 
 
 @pytest.mark.parametrize("path", [p for p in modules() if not where(p).startswith("envs/")], ids=where)

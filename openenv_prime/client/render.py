@@ -1,101 +1,139 @@
-"""Text in, text out: an observation becomes the model's prompt text, and the model's reply becomes an action.
+"""Text in, text out: observations become the model's prompt text, replies become actions.
 
-A model sees text; an OpenEnv environment speaks JSON objects. For an action with one string field (chain_sum's
-``answer``) the reply goes in verbatim, never JSON-decoded, so a reply like ``"42"`` stays the string ``"42"``.
+A model sees text; an OpenEnv environment speaks JSON objects. Every episode loop (``openenv-prime eval``, the
+verifiers taskset, the MLX trainer) goes through :class:`EpisodeProtocol`, built once per environment from its
+action schema::
+
+    protocol = EpisodeProtocol(action_schema, action_field=None, observation_field=None)
+    system = protocol.instructions("Solve the task.")       # the base prompt + what a reply must look like
+    opening = await protocol.start(session, split="test", index=3)   # reset (+ the tool listing for MCP envs)
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": opening.text}]
+    while not done:
+        reply = model(messages)
+        try:
+            action = protocol.action(reply, opening)        # InvalidRequestError: tell the model, let it retry
+        except InvalidRequestError as error:
+            messages.append({"role": "user", "content": protocol.feedback(error)}); continue
+        result = await session.step(action)                 # the server may still reject it (InvalidRequestError)
+        text = protocol.text(result)                        # the next user message
+
+How replies and observations are read is in :mod:`~openenv_prime.client.actions`,
+:mod:`~openenv_prime.client.observations` and :mod:`~openenv_prime.client.mcp`. ``reply_to_action`` and
+``observation_to_text`` are the same rules as plain functions, for one reply or one observation.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from openenv_prime.client.errors import InvalidRequestError
+from openenv_prime.client import mcp
+from openenv_prime.client.actions import ActionFormat
+from openenv_prime.client.observations import observation_text
+from openenv_prime.client.session import StepResult
 
-# Observation fields that hold the prompt text, in order of preference, when no field is named.
-_TEXT_FIELDS = ("prompt", "question", "text", "message", "content", "observation", "instruction")
-_BOOKKEEPING = {"metadata", "reward", "done"}
-_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+_formats: dict[tuple[int, str | None], tuple[Any, ActionFormat]] = {}
 
 
-def observation_to_text(observation: dict, field: str | None = None) -> str:
-    """The text to show the model: ``observation[field]``, else the first prompt-like string field, else the
-    observation's non-empty fields as JSON."""
-    if not isinstance(observation, dict):
-        raise TypeError(f"observation must be a dict, got {type(observation).__name__}")
-    if field is not None:
-        if field not in observation:
-            raise KeyError(f"observation has no field {field!r}; its fields are {sorted(observation)}; pass one of them as field=")
-        value = observation[field]
-        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    for name in _TEXT_FIELDS:
-        if isinstance(observation.get(name), str):
-            return observation[name]
-    strings = [k for k, v in observation.items() if isinstance(v, str) and k not in _BOOKKEEPING]
-    if len(strings) == 1:
-        return observation[strings[0]]
-    shown = {k: v for k, v in observation.items() if k not in _BOOKKEEPING and v is not None}
-    return json.dumps(shown, ensure_ascii=False, sort_keys=True)
+def observation_to_text(observation: dict, field: str | None = None, metadata: dict | None = None) -> str:
+    """The text to show the model: ``observation[field]``, a ``{field}`` template filled in, or by default every
+    field that is not bookkeeping (the prompt-like text first), falling back to ``metadata`` when that is all there is."""
+    return observation_text(observation, field, metadata)
 
 
 def reply_to_action(reply: str, action_schema: dict | None = None, field: str | None = None) -> dict:
-    """The action for a model reply.
+    """The action for a model reply (see :mod:`openenv_prime.client.actions`); MCP schemas take a JSON tool call.
 
-    ``field`` (or an action schema with a single field besides ``metadata``) puts the reply into that field:
-    verbatim for a string field, JSON-decoded for other types. An action with several fields expects the
-    reply to be a JSON object (optionally in a code fence) holding the required ones. A reply that cannot be
-    turned into an action raises :class:`InvalidRequestError` naming what is missing.
+    Raises :class:`InvalidRequestError` naming what is wrong when the reply is no valid action."""
+    if field is None and mcp.is_mcp_action(action_schema):
+        return mcp.parse_call(reply, None)
+    return _format(action_schema, field).parse(reply)
+
+
+def _format(action_schema: dict | None, field: str | None) -> ActionFormat:
+    """One :class:`ActionFormat` per schema object (the episode loops pass the same dict every time)."""
+    key = (id(action_schema), field)
+    cached = _formats.get(key)
+    if cached is not None and cached[0] is action_schema:
+        return cached[1]
+    made = ActionFormat.from_schema(action_schema, field)
+    if len(_formats) > 64:
+        _formats.clear()
+    _formats[key] = (action_schema, made)
+    return made
+
+
+class _Session(Protocol):
+    async def reset(self, **kwargs: Any) -> StepResult: ...
+    async def step(self, action: dict) -> StepResult: ...
+
+
+@dataclass(frozen=True)
+class Opening:
+    """The start of one episode: the reset's frame, the first user message, and (MCP) the tools listed."""
+
+    result: StepResult
+    text: str
+    tools: tuple[mcp.Tool, ...] | None = None
+
+
+class EpisodeProtocol:
+    """How one environment's episodes turn into chat and back; shared by every episode of that environment.
+
+    ``action_field`` names the action field a bare reply fills (default: the schema's only field; a JSON object
+    for several). ``observation_field`` names the field to show, or is a ``{field}`` template; None shows every
+    field that is not bookkeeping. MCP environments (a ``CallToolAction`` schema) are detected from the schema.
     """
-    if not isinstance(reply, str):
-        raise TypeError(f"reply must be the model's text, got {type(reply).__name__}")
-    properties, required = _action_fields(action_schema)
-    if field is None:
-        if properties is None:
-            raise ValueError("reply_to_action needs field= or action_schema= (the 'action' entry of the server's /schema)")
-        if len(properties) == 1:
-            field = next(iter(properties))
-    if field is not None:
-        spec = (properties or {}).get(field, {"type": "string"})
-        if _is_string(spec):
-            return {field: reply}
-        return {field: _decode(reply, f"a JSON value for the {field!r} field")}
-    decoded = _decode(reply, f"a JSON object with the fields {sorted(properties)}")
-    if not isinstance(decoded, dict):
-        raise _invalid(f"the reply is JSON but not an object with the fields {sorted(properties)}", [])
-    missing = [name for name in required if name not in decoded]
-    if missing:
-        raise _invalid("the reply lacks required action fields", [{"loc": [m], "msg": "Field required", "type": "missing"} for m in missing])
-    return decoded
 
+    def __init__(self, action_schema: dict | None, *, action_field: str | None = None, observation_field: str | None = None):
+        self.action_schema = action_schema
+        self.observation_field = observation_field
+        self.mcp = action_field is None and mcp.is_mcp_action(action_schema)
+        self._actions = None if self.mcp else ActionFormat.from_schema(action_schema, action_field)
 
-def _action_fields(schema: dict | None) -> tuple[dict | None, list[str]]:
-    if schema is None:
-        return None, []
-    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
-        raise ValueError(f"action_schema must be a JSON schema object with 'properties' (the 'action' entry of /schema), got {str(schema)[:200]}")
-    properties = {k: v for k, v in schema["properties"].items() if k != "metadata"}
-    if not properties:
-        raise ValueError("action_schema has no fields besides 'metadata'; nothing to put the reply into")
-    return properties, [r for r in schema.get("required", []) if r in properties]
+    @property
+    def free_text(self) -> bool:
+        """Whether any reply text is an action (one free-text field): the base prompt then needs nothing added."""
+        return self._actions is not None and not self._actions.instructions()
 
+    @property
+    def text_field(self) -> str | None:
+        """The action field a bare reply fills (None: the reply is a JSON object or a tool call)."""
+        return None if self._actions is None else self._actions.field
 
-def _is_string(spec: Any) -> bool:
-    if not isinstance(spec, dict):
-        return False
-    if spec.get("type") == "string":
-        return True
-    options = spec.get("anyOf") or spec.get("oneOf") or []
-    return any(isinstance(o, dict) and o.get("type") == "string" for o in options)
+    def reply_format(self) -> str:
+        """What a reply must look like, from the schema ("" when any text will do)."""
+        if self.mcp:
+            return mcp.instructions() + " The tools are listed in the first message."
+        return self._actions.instructions()
 
+    def instructions(self, base: str | None = None) -> str | None:
+        """The system prompt: ``base`` followed by :meth:`reply_format` (None when both are empty)."""
+        parts = [part for part in (base, self.reply_format()) if part]
+        return "\n\n".join(parts) or None
 
-def _decode(reply: str, expected: str) -> Any:
-    fenced = _FENCE.match(reply)
-    text = fenced.group(1) if fenced else reply.strip()
-    try:
-        return json.loads(text)
-    except ValueError:
-        raise _invalid(f"the reply is not {expected}: {reply[:200]!r}", []) from None
+    async def start(self, session: _Session, **reset_kwargs: Any) -> Opening:
+        """Reset the episode; an MCP environment's tools are listed at once and shown after the reset's text."""
+        result = await session.reset(**reset_kwargs)
+        text = self.text(result)
+        if not self.mcp or result.done:
+            return Opening(result, text)
+        listing = await session.step(dict(mcp.LIST_TOOLS_ACTION))
+        tools = tuple(mcp.tools_from(listing.observation))
+        return Opening(result, f"{text}\n\n{mcp.tools_text(list(tools))}", tools)
 
+    def action(self, reply: str, opening: Opening | None = None) -> dict:
+        """The action for ``reply``; :class:`InvalidRequestError` (a ``ValueError``) when it is none.
+        For MCP environments ``opening`` supplies the listed tools that the call is checked against."""
+        if self.mcp:
+            return mcp.parse_call(reply, list(opening.tools) if opening is not None and opening.tools is not None else None)
+        return self._actions.parse(reply)
 
-def _invalid(message: str, errors: list) -> InvalidRequestError:
-    return InvalidRequestError(message, errors=errors, hint="the model's reply could not be turned into an action")
+    def text(self, result: StepResult) -> str:
+        """The user message for a reset or step result."""
+        return observation_text(result.observation, self.observation_field, result.metadata)
+
+    @staticmethod
+    def feedback(error: Exception) -> str:
+        """The user message after an invalid reply: what was wrong, and to try again."""
+        return f"That reply is not a valid action ({error}). Try again."

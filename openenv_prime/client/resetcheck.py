@@ -64,6 +64,9 @@ async def check_reset_plays_tasks(
             f"the server at {base_url} showed the same observation and state for tasks 0 and {second} of split {split!r} "
             f"(reset with {first_kwargs} and {second_kwargs}): its reset may ignore {sorted(set(first_kwargs) | set(second_kwargs))}. "
             + _what_to_do(source)
+            + ". Environments whose tasks all start alike (a fixed board or maze) show this too, also when served with "
+            "`openenv-prime serve MODULE:CLASS`; then the results are right and --no-reset-check (check_reset = false) "
+            "silences it"
         )
     return None
 

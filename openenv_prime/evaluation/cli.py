@@ -70,8 +70,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tasks.add_argument("--seed", type=int, default=0, help="chooses the tasks (default: %(default)s)")
     episodes = p.add_argument_group("episodes")
     episodes.add_argument("--system-prompt", default=DEFAULT_SYSTEM_PROMPT,
-                          help="system message; an empty string sends none (default: %(default)r)")
-    episodes.add_argument("--observation-field", default=None, help="observation field shown to the model (default: auto)")
+                          help="system message, followed by the reply format read from the action schema (an Enum's "
+                          "values, a JSON object's fields, MCP tool calls); an empty string sends none (default: %(default)r)")
+    episodes.add_argument("--observation-field", default=None, help="observation field shown to the model, or a template of fields such as "
+                          "'{message} at ({x}, {y})' (default: every field that is not bookkeeping)")
     episodes.add_argument("--action-field", default=None, help="action field that gets the reply (default: auto)")
     episodes.add_argument("--reset-kwargs", type=_json_object, default={}, metavar="JSON",
                           help="extra reset arguments for every episode, a JSON object such as '{\"difficulty\": 2}' "

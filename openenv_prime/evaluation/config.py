@@ -26,7 +26,7 @@ class EvalConfig(BaseModel):
                                      "every task in one family, 'all'.")
     id_field: str = Field("id", description="Task-spec field with the durable task id (falls back to split/index).")
     system_prompt: str | None = Field(DEFAULT_SYSTEM_PROMPT, description="System message; None sends none.")
-    observation_field: str | None = Field(None, description="Observation field rendered as the prompt text.")
+    observation_field: str | None = Field(None, description="Observation field rendered as the prompt text, or a '{field}' template; None shows every field.")
     action_field: str | None = Field(None, description="Action field that receives the reply text.")
     reset_kwargs: dict[str, Any] = Field(default_factory=dict, description="Extra arguments for every reset.")
     max_concurrency: int = Field(32, ge=1, description="Episodes open at once; also the policy's batch size.")

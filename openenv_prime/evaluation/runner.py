@@ -29,7 +29,7 @@ from openenv_prime.client.errors import (
     InvalidRequestError,
     ServerError,
 )
-from openenv_prime.client.render import observation_to_text, reply_to_action
+from openenv_prime.client.render import EpisodeProtocol, Opening
 from openenv_prime.client.resetcheck import check_reset_plays_tasks_sync
 from openenv_prime.client.tasks import load_sampler_tasks, open_task_source
 from openenv_prime.evaluation.config import EvalConfig
@@ -47,6 +47,8 @@ class _Episode:
     task: Task
     session: EpisodeSession
     reset_kwargs: dict[str, Any]  # what plays this task: (split, index) or a task list line's reset
+    protocol: EpisodeProtocol
+    opening: Opening | None = None  # the reset (and an MCP environment's tool listing)
     messages: list[dict[str, str]] = field(default_factory=list)
     shown: list[str] = field(default_factory=list)  # observation texts the model saw, for replay checks
     actions: list[dict[str, Any]] = field(default_factory=list)  # accepted actions, for replay
@@ -75,6 +77,7 @@ async def run_eval_async(config: EvalConfig, policy: Policy) -> EvalResult:
     env_name, tasks, reset_kwargs, action_schema, notes = await asyncio.to_thread(_load_tasks, config)
     for note in notes:
         warnings.warn(note, stacklevel=2)
+    protocol = EpisodeProtocol(action_schema, action_field=config.action_field, observation_field=config.observation_field)
     episodes: list[_Episode] = []
     # one socket per slot, reused by the slot's episode in every wave (a reset starts a new episode on it)
     slots = await _open_slots(config, min(config.max_concurrency, len(tasks)))
@@ -82,10 +85,10 @@ async def run_eval_async(config: EvalConfig, policy: Policy) -> EvalResult:
     try:
         for start in range(0, len(tasks), len(slots)):
             wave = [
-                _Episode(task, session, reset_kwargs[task.index])
+                _Episode(task, session, reset_kwargs[task.index], protocol)
                 for task, session in zip(tasks[start:start + len(slots)], slots)
             ]
-            await _play(wave, config, policy, action_schema)
+            await _play(wave, config, policy)
             slots[:len(wave)] = [ep.session for ep in wave]  # a replayed episode left a new socket in its slot
             episodes.extend(wave)
     finally:
@@ -157,9 +160,7 @@ def _task_key(task: Task, config: EvalConfig) -> str:
     return str(spec.get(config.id_field) or f"{task.split}/{task.index}")
 
 
-async def _play(
-    episodes: list[_Episode], config: EvalConfig, policy: Policy, action_schema: dict[str, Any] | None
-) -> None:
+async def _play(episodes: list[_Episode], config: EvalConfig, policy: Policy) -> None:
     """Plays one wave: resets, then rounds of one batched policy call and one step per open episode."""
     await asyncio.gather(*(_start(ep, config) for ep in episodes))
     while active := [ep for ep in episodes if not ep.finished]:
@@ -170,10 +171,10 @@ async def _play(
                 f"{type(policy).__name__}.complete() returned {got} replies for {len(active)} prompts; "
                 "it must return one reply text per prompt"
             )
-        await asyncio.gather(*(_act(ep, str(reply), config, action_schema) for ep, reply in zip(active, replies)))
+        await asyncio.gather(*(_act(ep, str(reply), config) for ep, reply in zip(active, replies)))
 
 
-async def _reset(ep: _Episode, config: EvalConfig) -> StepResult:
+async def _reset(ep: _Episode, config: EvalConfig) -> Opening:
     try:
         return await _reset_once(ep, config)
     except ConnectionDroppedError:  # a reused socket the server dropped while idle between waves
@@ -183,31 +184,30 @@ async def _reset(ep: _Episode, config: EvalConfig) -> StepResult:
         return await _reset_once(ep, config)
 
 
-async def _reset_once(ep: _Episode, config: EvalConfig) -> StepResult:
-    return await ep.session.reset(
-        **config.reset_kwargs, **ep.reset_kwargs, episode_id=f"eval-s{config.seed}-{ep.task.split}-{ep.task.index}",
+async def _reset_once(ep: _Episode, config: EvalConfig) -> Opening:
+    return await ep.protocol.start(
+        ep.session, **config.reset_kwargs, **ep.reset_kwargs, episode_id=f"eval-s{config.seed}-{ep.task.split}-{ep.task.index}",
     )
 
 
 async def _start(ep: _Episode, config: EvalConfig) -> None:
-    result = await _reset(ep, config)
-    if config.system_prompt is not None:
-        ep.messages.append({"role": "system", "content": config.system_prompt})
-    _show(ep, result, config)
-    ep.done = ep.finished = result.done
+    ep.opening = await _reset(ep, config)
+    if config.system_prompt is not None:  # the reply format is added to the prompt given, never to "none"
+        ep.messages.append({"role": "system", "content": ep.protocol.instructions(config.system_prompt)})
+    _show(ep, ep.opening.text)
+    ep.done = ep.finished = ep.opening.result.done
 
 
-def _show(ep: _Episode, result: StepResult, config: EvalConfig) -> None:
-    text = observation_to_text(result.observation, config.observation_field)
+def _show(ep: _Episode, text: str) -> None:
     ep.shown.append(text)
     ep.messages.append({"role": "user", "content": text})
 
 
-async def _act(ep: _Episode, reply: str, config: EvalConfig, action_schema: dict[str, Any] | None) -> None:
+async def _act(ep: _Episode, reply: str, config: EvalConfig) -> None:
     ep.reply = reply
     ep.messages.append({"role": "assistant", "content": reply})
     try:
-        action = reply_to_action(reply, action_schema, config.action_field)
+        action = ep.protocol.action(reply, ep.opening)
         result = await _step(ep, action, config)
     except ConnectionDroppedError as exc:
         if exc.close_code != _MESSAGE_TOO_BIG:
@@ -220,7 +220,7 @@ async def _act(ep: _Episode, reply: str, config: EvalConfig, action_schema: dict
         if ep.invalid_actions > config.max_invalid_actions:
             ep.finished = True
         else:
-            ep.messages.append({"role": "user", "content": f"That reply is not a valid action ({exc}). Try again."})
+            ep.messages.append({"role": "user", "content": ep.protocol.feedback(exc)})
         return
     ep.actions.append(action)
     ep.steps += 1
@@ -228,7 +228,7 @@ async def _act(ep: _Episode, reply: str, config: EvalConfig, action_schema: dict
     ep.done = result.done
     ep.finished = result.done or ep.steps >= config.max_steps
     if not ep.finished:
-        _show(ep, result, config)
+        _show(ep, ep.protocol.text(result))
 
 
 async def _step(ep: _Episode, action: dict[str, Any], config: EvalConfig) -> StepResult:
@@ -246,16 +246,17 @@ async def _replay(ep: _Episode, config: EvalConfig) -> None:
     await ep.session.close()
     ep.session = EpisodeSession(config.base_url, timeout=config.timeout)
     ep.reconnects += 1
-    result = await _reset_once(ep, config)
-    _check_replayed(ep, result, 0, config)
+    opening = await _reset_once(ep, config)
+    _check_replayed(ep, opening.text, 0, config)
+    ep.opening = opening
     for i, action in enumerate(ep.actions):
         result = await ep.session.step(action)
         if i + 1 < len(ep.shown):
-            _check_replayed(ep, result, i + 1, config)
+            _check_replayed(ep, ep.protocol.text(result), i + 1, config)
 
 
-def _check_replayed(ep: _Episode, result: StepResult, turn: int, config: EvalConfig) -> None:
-    if observation_to_text(result.observation, config.observation_field) != ep.shown[turn]:
+def _check_replayed(ep: _Episode, text: str, turn: int, config: EvalConfig) -> None:
+    if text != ep.shown[turn]:
         raise ServerError(
             f"task {_task_key(ep.task, config)!r} showed a different observation at turn {turn} when replayed on a new "
             "socket after the server dropped the old one, so the episode cannot be resumed",

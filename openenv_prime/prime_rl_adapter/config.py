@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -30,6 +30,16 @@ class AdapterConfig(BaseModel):
     only. The sampler reports cost; it never weights by it."""
     refill: int = Field(1, ge=1)
     """Tasks drawn from the inner sampler at once; 1 keeps every draw on the freshest estimates."""
+    metrics_families: Annotated[int, Field(ge=0)] | Literal["all"] = 8
+    """Families reported one by one in the metrics: the N most drawn (0: totals only). "all"
+    logs a series per family, which is one per task when `family_field` is ""."""
+    pending_horizon: int = Field(4096, ge=1)
+    """Later draws after which a drawn group never observed counts as lost (prime-rl drops stale
+    and cancelled groups without telling the sampler); keeps `adapter/pending_groups` bounded."""
+    worker_index: int | None = Field(None, ge=0)
+    """This orchestrator's index when several share one config: worker i > 0 draws with a seed
+    derived from (seed, i), so workers do not draw identically. None reads the environment
+    variable OPENENV_PRIME_WORKER_INDEX (prime-rl exposes no worker index of its own), else 0."""
 
     @field_validator("family_field")
     @classmethod

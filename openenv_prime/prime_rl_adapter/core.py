@@ -3,21 +3,28 @@ prime-rl's `TaskSampler` contract (`__next__`, `observe`, `state_dict`, `load_st
 `metrics`). `sampler.py` only adds prime-rl's base class, so this runs and tests without it.
 
 The orchestrator calls `__next__` once per group and `observe` once the group is finalized,
-possibly much later, out of order, or never (stale drops): nothing here waits for feedback."""
+possibly much later, out of order, or never (stale drops): nothing here waits for feedback. The
+sampler is advisory, so no group can stop the run: a group it cannot use (empty, of an unknown
+task, without a finite reward) is counted in the `adapter/*` metrics, its reason logged once, and
+skipped; from a partly bad group the valid rewards are used."""
 
 from __future__ import annotations
 
-from collections import Counter, deque
-from collections.abc import Iterator, Mapping, Sequence
+import heapq
+import inspect
+import logging
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from openenv_prime.prime_rl_adapter.config import KWARGS_PATH, AdapterConfig, parse_kwargs
 from openenv_prime.prime_rl_adapter.families import sampler_tasks
 from openenv_prime.prime_rl_adapter.groups import read_group
+from openenv_prime.prime_rl_adapter.pending import PendingGroups
+from openenv_prime.prime_rl_adapter.resume import STATE_VERSION, plan_resume
+from openenv_prime.prime_rl_adapter.workers import worker_index, worker_seed
 
-STATE_VERSION = 1
-
-_COUNTERS = (
+COUNTERS = (
     "sampled",
     "observed_groups",
     "updates",
@@ -25,15 +32,32 @@ _COUNTERS = (
     "empty_groups",
     "errored_rollouts",
     "lost_tokens",
+    "unknown_task_groups",
+    "nonfinite_rewards",
+    "missing_rewards",
+    "unsampled_traces",
+    "group_size_mismatches",
+    "rejected_groups",
+    "resumes",
+    "resume_new_families",
+    "resume_dropped_families",
+    "resume_dropped_queue",
 )
 
+_LOG = logging.getLogger("openenv_prime.prime_rl_adapter")
 
-def build_inner(config: AdapterConfig, tasks: list[Any]) -> Any:
-    """The openenv_prime sampler named in the kwargs, over the family-keyed task references."""
-    from openenv_prime.samplers import make_sampler
 
+def build_inner(config: AdapterConfig, tasks: list[Any], *, worker: int = 0) -> Any:
+    """The openenv_prime sampler named in the kwargs, over the family-keyed task references;
+    worker i > 0 gets its own seed (see `workers.py`)."""
+    from openenv_prime.samplers import SAMPLERS, make_sampler
+
+    kwargs = dict(config.sampler_kwargs)
+    cls = SAMPLERS.get(config.sampler)
+    if worker and cls is not None and "seed" in inspect.signature(cls).parameters:
+        kwargs["seed"] = worker_seed(kwargs.get("seed", 0), worker)
     try:
-        return make_sampler(config.sampler, tasks, **config.sampler_kwargs)
+        return make_sampler(config.sampler, tasks, **kwargs)
     except (TypeError, ValueError) as exc:
         raise ValueError(
             f"{KWARGS_PATH}.sampler = {config.sampler!r} with sampler_kwargs "
@@ -66,15 +90,21 @@ class SamplerCore:
         if not tasks:
             raise ValueError("openenv_prime samplers need at least one task; the taskset is empty")
         self.config = parse_kwargs(kwargs)
+        self.worker = worker_index(self.config.worker_index)
         self.tasks = tuple(tasks)
-        references = sampler_tasks(self.tasks, self.config.family_field)
-        self.family_at = [ref.key for ref in references]
+        self.references = sampler_tasks(self.tasks, self.config.family_field)
+        self.family_at = [ref.key for ref in self.references]
         self.family_by_key = {task.key: family for task, family in zip(self.tasks, self.family_at)}
         self.position_by_key = {task.key: position for position, task in enumerate(self.tasks)}
-        self.inner = build_inner(self.config, references)
+        self.inner = build_inner(self.config, self.references, worker=self.worker)
+        self.families: tuple[str, ...] = tuple(self.inner.pool.keys)
+        self.slot_of_position = [self.inner.pool.key_index[family] for family in self.family_at]
+        self.family_draws = [0] * len(self.families)
         self.queue: deque[int] = deque()
-        self.pending: Counter[str] = Counter()
-        self.counts: dict[str, float] = dict.fromkeys(_COUNTERS, 0)
+        self.pending = PendingGroups(self.config.pending_horizon)
+        self.counts: dict[str, float] = dict.fromkeys(COUNTERS, 0)
+        self.warned: set[str] = set()
+        self.warn: Callable[[str], None] = _LOG.warning
 
     def __iter__(self) -> SamplerCore:
         return self
@@ -84,67 +114,147 @@ class SamplerCore:
         if not self.queue:
             self.queue.extend(ref.index for ref in self.inner.sample(self.config.refill))
         position = self.queue.popleft()
-        self.pending[self.family_at[position]] += 1
+        task = self.tasks[position]
+        self.pending.drawn(task.key)
+        self.family_draws[self.slot_of_position[position]] += 1
         self.counts["sampled"] += 1
-        return self.tasks[position]
+        return task
 
+    # -- observe ----------------------------------------------------------------------------
     def observe(self, group: list[Any]) -> None:
-        """Update the sampler with one group; errored or empty groups are only counted."""
+        """Update the sampler with one group. Never raises: what it cannot use is counted and skipped."""
         if not group:
-            self.counts["empty_groups"] += 1
+            self._skip("empty_groups", "empty", "an empty group (no episodes) was skipped")
             return
-        key = group[0].task.key
-        family = self.family_by_key.get(key)
-        if family is None:
-            raise ValueError(
-                f"observed a group of task {key!r}, which is not in this sampler's taskset "
-                f"({len(self.tasks)} tasks); each training source needs its own sampler"
+        key = getattr(getattr(group[0], "task", None), "key", None)
+        position = self.position_by_key.get(key)
+        if position is None:
+            self._skip(
+                "unknown_task_groups", "unknown-task",
+                f"a group of task {key!r}, which is not in this sampler's taskset ({len(self.tasks)} "
+                f"tasks), was skipped; each training source needs its own sampler",
             )
-        if self.pending[family] > 0:
-            self.pending[family] -= 1
-        report = read_group(group, success_threshold=self.config.success_threshold, cost=self.config.cost)
+            return
+        self.pending.observed(key)
         self.counts["observed_groups"] += 1
+        self._check_group_size(len(group))
+        try:
+            report = read_group(group, success_threshold=self.config.success_threshold, cost=self.config.cost)
+        except Exception as exc:  # a malformed episode must not stop the orchestrator
+            self._skip("rejected_groups", "unreadable", f"a group of task {key!r} could not be read and was skipped: {exc!r}")
+            return
         self.counts["errored_rollouts"] += report.errored_rollouts
+        self.counts["unsampled_traces"] += report.unsampled_traces
+        if report.nonfinite_rewards:
+            self._skip("nonfinite_rewards", "non-finite",
+                       f"a NaN or infinite reward (task {key!r}) was left out; check the reward function",
+                       report.nonfinite_rewards)
+        if report.missing_rewards:
+            self._skip("missing_rewards", "missing",
+                       f"a trace without any reward (task {key!r}) was left out instead of read as 0",
+                       report.missing_rewards)
         if not report.rewards:
             self.counts["errored_groups" if report.errored_rollouts else "empty_groups"] += 1
             self.counts["lost_tokens"] += report.lost_cost
             return
-        self.inner.update(family, report.rewards, report.costs)
+        family = self.family_at[position]
+        try:
+            self.inner.update(family, report.rewards, report.costs)
+        except (TypeError, ValueError) as exc:
+            self._skip("rejected_groups", "rejected", f"the sampler rejected a group of family {family!r}: {exc}")
+            return
         self.counts["updates"] += 1
 
+    def _check_group_size(self, episodes: int) -> None:
+        expected = getattr(self.inner, "group_size", None)
+        if expected is None or episodes == expected:
+            return
+        self.counts["group_size_mismatches"] += 1
+        first = self.counts["observed_groups"] == 1
+        self._warn_once(
+            "group-size",
+            f"{'the first group' if first else 'a group'} has {episodes} episodes but "
+            f"{KWARGS_PATH}.sampler_kwargs.group_size = {expected}: if every group has "
+            f"{episodes}, set the curriculum's group_size to the source's group_size (its signal "
+            f"estimates assume groups of {expected}); `openenv-prime prime-rl validate CONFIG` "
+            f"checks this offline. Groups cut short by prime-rl's overload handling also count "
+            f"here (adapter/group_size_mismatches).",
+        )
+
+    def _skip(self, counter: str, reason: str, message: str, amount: int = 1) -> None:
+        """Count what could not be used, and say why the first time it happens."""
+        self.counts[counter] += amount
+        self._warn_once(reason, message)
+
+    def _warn_once(self, reason: str, message: str) -> None:
+        if reason in self.warned:
+            return
+        self.warned.add(reason)
+        self.warn(f"openenv_prime sampler: {message} (logged once; counted in the adapter/* metrics)")
+
+    # -- state ------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """Plain data (pickle- and JSON-safe): the inner sampler, undelivered draws, counters."""
         return {
             "version": STATE_VERSION,
             "family_field": self.config.family_field,
             "num_tasks": len(self.tasks),
+            "families": list(self.families),
+            "family_draws": list(self.family_draws),
             "inner": self.inner.state_dict(),
             "queue": [self.tasks[position].key for position in self.queue],
             "counts": dict(self.counts),
         }
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore a checkpoint. Groups in flight at save time never report back after a
-        resume, so the pending counts start from zero."""
-        if state_dict.get("version") != STATE_VERSION:
-            raise ValueError(
-                f"openenv_prime sampler checkpoint has version {state_dict.get('version')!r}; "
-                f"this adapter reads version {STATE_VERSION}"
-            )
-        if state_dict["family_field"] != self.config.family_field:
-            raise ValueError(
-                f"checkpoint was taken with family_field={state_dict['family_field']!r}, the config "
-                f"now says {self.config.family_field!r}; families would not match"
-            )
-        queue = [self.position_by_key[key] for key in state_dict["queue"] if key in self.position_by_key]
-        counts = {name: state_dict["counts"].get(name, 0) for name in _COUNTERS}
-        self.inner.load_state_dict(state_dict["inner"])
-        self.queue = deque(queue)
-        self.counts = counts
-        self.pending = Counter()
+        """Restore a checkpoint, carrying per-family statistics over a changed pool or settings
+        (see `resume.py`). Checked whole first: a rejected checkpoint changes nothing. Groups in
+        flight at save time never report back after a resume, so nothing is pending after it."""
+        fresh = build_inner(self.config, self.references, worker=self.worker)
+        plan = plan_resume(
+            state_dict,
+            template=fresh.state_dict(),
+            families=self.families,
+            task_keys=[task.key for task in self.tasks],
+            counters=COUNTERS,
+        )
+        fresh.load_state_dict(plan.inner)
+        self.inner = fresh
+        self.queue = deque(self.position_by_key[key] for key in plan.queue)
+        self.family_draws = plan.family_draws
+        self.counts = plan.counts
+        self.counts["resumes"] += 1
+        self.counts["resume_new_families"] += len(plan.new_families)
+        self.counts["resume_dropped_families"] += len(plan.dropped_families)
+        self.counts["resume_dropped_queue"] += plan.dropped_queue
+        self.pending = PendingGroups(self.config.pending_horizon)
+        change = plan.describe(len(self.tasks))
+        if change:
+            self.warn(f"openenv_prime sampler resumed with changes: {change}")
 
+    # -- metrics ----------------------------------------------------------------------------
     def metrics(self) -> dict[str, float]:
-        """The inner sampler's metrics plus the adapter's counters, all flat floats."""
-        adapter = {f"adapter/{name}": float(value) for name, value in self.counts.items()}
-        adapter["adapter/pending_groups"] = float(sum(self.pending.values()))
-        return flat_numbers(self.inner.metrics()) | adapter
+        """Totals, the adapter's counters, and the `metrics_families` most drawn families (or all)."""
+        every = self.config.metrics_families == "all"
+        out = flat_numbers(self.inner.metrics(per_key=every))
+        if not every:
+            out |= self._top_family_metrics(self.config.metrics_families)
+        out |= {f"adapter/{name}": float(value) for name, value in self.counts.items()}
+        out["adapter/pending_groups"] = float(self.pending.outstanding)
+        out["adapter/lost_groups"] = float(self.pending.lost)
+        return out
+
+    def _top_family_metrics(self, n: int) -> dict[str, float]:
+        if n == 0:
+            return {}
+        draws = self.family_draws
+        total = sum(draws)
+        top = heapq.nlargest(n, range(len(draws)), key=draws.__getitem__)
+        success_rate = getattr(self.inner, "success_rate", None)
+        out: dict[str, float] = {}
+        for slot in top:
+            family = self.families[slot]
+            out[f"key/{family}/draw_share"] = draws[slot] / total if total else 0.0
+            if success_rate is not None:
+                out[f"key/{family}/p"] = float(success_rate(family))
+        return out

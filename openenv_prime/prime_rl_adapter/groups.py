@@ -1,10 +1,15 @@
 """One finalized prime-rl group (a list of `vf.Episode`) as the rewards and costs of one `update`.
 
-Rewards come only from clean trainable traces: an errored rollout says nothing about how hard the
-task is. Costs count every trainable trace, errored ones too, because they consumed compute."""
+Rewards come from exactly the traces prime-rl trains on (`iter_trainable_traces` in prime-rl's
+`orchestrator/algo/base.py`): no error, a trainable agent, and at least one masked (sampled) token.
+An errored rollout says nothing about how hard the task is. A reward that is NaN, infinite or
+missing (no reward entries at all) is left out and counted: one bad reward function must not stop
+the run, nor teach the sampler a 0 it never measured. Costs count every trainable trace, errored
+ones too, because they consumed compute."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -12,14 +17,20 @@ from typing import Any, Literal
 
 @dataclass(frozen=True, slots=True)
 class GroupReport:
-    """What a group tells the sampler. `rewards` is empty when no trainable trace finished cleanly."""
+    """What a group tells the sampler. `rewards` is empty when no trace gave a usable reward."""
 
     rewards: list[float]
     costs: list[float]
     errored_rollouts: int
     """Trainable traces with an error, plus episodes that failed before producing any trace."""
     lost_cost: float
-    """Tokens of errored traces in a group without clean ones: no update can carry them."""
+    """Tokens of traces in a group without a usable reward: no update can carry them."""
+    nonfinite_rewards: int = 0
+    """Trained-on traces whose reward was NaN or infinite (left out)."""
+    missing_rewards: int = 0
+    """Trained-on traces with no reward entry at all (left out, not read as 0)."""
+    unsampled_traces: int = 0
+    """Clean trainable traces without a sampled token: prime-rl does not train on them either."""
 
 
 def trace_tokens(trace: Any, cost: str) -> int:
@@ -38,37 +49,65 @@ def trace_tokens(trace: Any, cost: str) -> int:
     return tokens
 
 
+def has_sampled_tokens(trace: Any) -> bool:
+    """prime-rl's filter: a trace trains only if some node has a masked (sampled) token."""
+    return any(any(node.mask) for node in trace.nodes)
+
+
+def trace_reward(trace: Any) -> float | None:
+    """The trace's reward as prime-rl computes it (`Trace.reward`), or None when it has no
+    reward entry (prime-rl would read that as 0.0)."""
+    if not any(reward is not None for reward in trace.rewards.values()):
+        return None
+    return float(trace.reward)
+
+
 def read_group(
     group: Sequence[Any],
     *,
     success_threshold: float | None = None,
     cost: Literal["total_tokens", "output_tokens"] = "total_tokens",
 ) -> GroupReport:
-    """Rewards of clean traces (binarized at `success_threshold` if set), one cost per reward.
+    """Rewards of the traces prime-rl trains on (binarized at `success_threshold` if set), one cost
+    per reward.
 
-    The errored traces' tokens are shared equally among the clean ones, so the costs the sampler
-    sees add up to everything the group spent. One pass: this runs on the orchestrator's event loop."""
+    The other trainable traces' tokens are shared equally among the rewarded ones, so the costs the
+    sampler sees add up to everything the group spent. One pass: this runs on the orchestrator's
+    event loop."""
     rewards: list[float] = []
     costs: list[float] = []
-    errored_rollouts = 0
-    errored_cost = 0.0
+    errored_rollouts = nonfinite = missing = unsampled = 0
+    unrewarded_cost = 0.0
     for episode in group:
         if not episode.traces and not episode.ok:
             errored_rollouts += 1
         for trace in episode.traces:
             if not trace.agent.trainable:
                 continue
+            tokens = trace_tokens(trace, cost)
             if trace.has_error:
                 errored_rollouts += 1
-                errored_cost += trace_tokens(trace, cost)
-            else:
-                rewards.append(float(trace.reward))
-                costs.append(float(trace_tokens(trace, cost)))
+                unrewarded_cost += tokens
+                continue
+            if not has_sampled_tokens(trace):
+                unsampled += 1
+                unrewarded_cost += tokens
+                continue
+            reward = trace_reward(trace)
+            if reward is None or not math.isfinite(reward):
+                if reward is None:
+                    missing += 1
+                else:
+                    nonfinite += 1
+                unrewarded_cost += tokens
+                continue
+            rewards.append(reward)
+            costs.append(float(tokens))
     if not rewards:
-        return GroupReport([], [], errored_rollouts, errored_cost)
+        return GroupReport([], [], errored_rollouts, unrewarded_cost, nonfinite, missing, unsampled)
     if success_threshold is not None:
         rewards = [1.0 if reward >= success_threshold else 0.0 for reward in rewards]
-    if errored_cost:
-        share = errored_cost / len(rewards)
+    if unrewarded_cost:
+        share = unrewarded_cost / len(rewards)
         costs = [value + share for value in costs]
-    return GroupReport(rewards, costs, errored_rollouts, 0.0)
+    return GroupReport(rewards, costs, errored_rollouts, 0.0, nonfinite, missing, unsampled)

@@ -14,7 +14,16 @@ except ImportError as exc:
         "openenv_prime.prime_rl_adapter.SamplerCore is the same logic without prime-rl."
     ) from exc
 
+from typing import Any
+
 from openenv_prime.prime_rl_adapter.core import SamplerCore
+
+
+def _orchestrator_warning(message: str) -> None:
+    """Into the orchestrator's own log (prime-rl's loguru logger), not a stdlib logger nobody reads."""
+    from prime_rl.utils.logger import get_logger
+
+    get_logger().warning(message)
 
 
 class OpenEnvPrimeSampler(SamplerCore, TaskSampler):
@@ -22,3 +31,7 @@ class OpenEnvPrimeSampler(SamplerCore, TaskSampler):
 
     Built by prime-rl's `Curriculum` as `OpenEnvPrimeSampler(tasks, **kwargs)`; see `AdapterConfig`
     for the kwargs."""
+
+    def __init__(self, tasks: Any, **kwargs: Any) -> None:
+        super().__init__(tasks, **kwargs)
+        self.warn = _orchestrator_warning

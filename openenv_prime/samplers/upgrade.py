@@ -33,4 +33,6 @@ def upgrade_state_dict(state: dict[str, Any]) -> dict[str, Any]:
     out["rng"] = rng_to_json(rng)
     if "cycles" in out:
         out["cycles"] = []
+    if "curriculum" in out:
+        out.setdefault("lineage", [])  # version 1 had no shared-history record (lineage.py)
     return out

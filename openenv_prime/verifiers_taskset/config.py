@@ -50,7 +50,7 @@ class OpenEnvTasksetConfig(vf.TasksetConfig):
     """Spec field grouping tasks into families (curriculum keys); None = no families. A spec without it
     is an error."""
     observation_field: str | None = None
-    """Observation field shown to the model; None = the render module's choice."""
+    """Observation field shown to the model, or a `{field}` template; None = every field that is not bookkeeping."""
     action_field: str | None = None
     """Action field the reply fills; None = the action schema's single required field."""
     instructions: str | None = None

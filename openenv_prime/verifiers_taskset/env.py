@@ -11,7 +11,7 @@ import verifiers.v1 as vf
 
 from openenv_prime.client import AsyncTaskAPIClient, EpisodeSession
 from openenv_prime.client.errors import InvalidRequestError
-from openenv_prime.client.render import observation_to_text, reply_to_action
+from openenv_prime.client.render import EpisodeProtocol, Opening
 from openenv_prime.verifiers_taskset.config import OpenEnvEnvConfig
 from openenv_prime.verifiers_taskset.taskset import OpenEnvTask
 
@@ -25,7 +25,7 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
 
     def __init__(self, config: OpenEnvEnvConfig) -> None:
         super().__init__(config)
-        self._action_schema: dict[str, Any] | None = None
+        self._protocol: EpisodeProtocol | None = None
         self._schema_lock = asyncio.Lock()
         self._sessions: asyncio.Semaphore | None = None
 
@@ -35,17 +35,21 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
         limit = self.config.taskset.max_sessions
         self._sessions = asyncio.Semaphore(limit) if limit is not None else None
 
-    async def action_schema(self) -> dict[str, Any]:
-        """The server's action schema, fetched once per process (env-server workers never `load()`)."""
-        if self._action_schema is None:
+    async def protocol(self) -> EpisodeProtocol:
+        """How replies become actions and observations text, from the server's action schema fetched
+        once per process (env-server workers never `load()`)."""
+        if self._protocol is None:
             async with self._schema_lock:
-                if self._action_schema is None:
+                if self._protocol is None:
                     taskset = self.config.taskset
                     async with AsyncTaskAPIClient(
                         taskset.base_url, env_name=taskset.env_name, timeout=taskset.http_timeout
                     ) as api:
-                        self._action_schema = (await api.schema()).get("action") or {}
-        return self._action_schema
+                        schema = (await api.schema()).get("action") or None
+                    self._protocol = EpisodeProtocol(
+                        schema, action_field=taskset.action_field, observation_field=taskset.observation_field
+                    )
+        return self._protocol
 
     def _session_slots(self) -> contextlib.AbstractAsyncContextManager:
         """`max_sessions` open sessions per process. Waiting here has no deadline: the episodes
@@ -54,7 +58,7 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
 
     async def run(self, task: OpenEnvTask, agents: vf.Agents) -> None:
         config = self.config.taskset
-        schema = await self.action_schema()
+        protocol = await self.protocol()
         data = task.data
         async with self._session_slots(), EpisodeSession(
             config.base_url, timeout=config.message_timeout, capacity_wait=config.capacity_wait
@@ -66,9 +70,10 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                 }
                 trace.info["openenv"] = record
                 task_reset = data.reset if data.reset is not None else {"split": data.split, "index": data.index}
-                result = await session.reset(**config.reset_kwargs, **task_reset, episode_id=trace.id)
+                opening = await protocol.start(session, **config.reset_kwargs, **task_reset, episode_id=trace.id)
+                result = opening.result
                 record["done"] = result.done
-                message = observation_to_text(result.observation, config.observation_field)
+                message = opening.text
                 while True:
                     if result.done:
                         trace.stop("openenv_done")
@@ -79,7 +84,7 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                     segment = await interaction.turn(message)
                     if segment.terminated:
                         break
-                    problem, action = _parse(segment.last_reply, schema, config.action_field)
+                    problem, action = _parse(segment.last_reply, protocol, opening)
                     if action is not None:
                         started = time.perf_counter()
                         try:
@@ -92,7 +97,7 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                             record["done"] = result.done
                             if result.reward is not None:
                                 record["rewards"].append(float(result.reward))
-                            message = observation_to_text(result.observation, config.observation_field)
+                            message = protocol.text(result)
                             continue
                     record["invalid_actions"] += 1
                     if record["invalid_actions"] > config.max_invalid_actions:
@@ -101,11 +106,11 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                     message = f"{problem} Try again; reply with only the action."
 
 
-def _parse(reply: str, schema: dict[str, Any], field: str | None) -> tuple[str, dict[str, Any] | None]:
+def _parse(reply: str, protocol: EpisodeProtocol, opening: Opening) -> tuple[str, dict[str, Any] | None]:
     """The action for `reply`, or why there is none (an empty reply sends nothing)."""
     if not reply.strip():
         return "Your reply was empty.", None
     try:
-        return "", reply_to_action(reply, schema, field)
+        return "", protocol.action(reply, opening)
     except ValueError as error:
         return f"Your reply is not a valid action: {error}", None

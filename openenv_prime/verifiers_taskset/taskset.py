@@ -3,7 +3,6 @@ or from a task list (`tasks = "FILE.jsonl"`) for a server without one."""
 
 from __future__ import annotations
 
-import json
 import warnings
 from typing import Any
 
@@ -11,6 +10,7 @@ import verifiers.v1 as vf
 
 from openenv_prime.client import TaskAPIClient, TaskSource, open_task_source
 from openenv_prime.client.errors import RouteNotSupportedError
+from openenv_prime.client.render import EpisodeProtocol
 from openenv_prime.client.resetcheck import check_reset_plays_tasks_sync
 from openenv_prime.verifiers_taskset.config import OpenEnvTaskConfig, OpenEnvTasksetConfig
 from openenv_prime.verifiers_taskset.keys import check_unique, durable_id, family_of, task_key
@@ -72,28 +72,17 @@ def _record(trace: vf.Trace) -> dict[str, Any]:
     return trace.info.get("openenv", {})
 
 
-def single_field(action_schema: dict[str, Any] | None, action_field: str | None) -> str | None:
-    """The action field a plain-text reply fills (as `render.reply_to_action` decides), or None when
-    the action has several fields and the reply must be a JSON object."""
-    if action_field is not None:
-        return action_field
-    fields = [name for name in (action_schema or {}).get("properties", {}) if name != "metadata"]
-    return fields[0] if len(fields) == 1 else None
-
-
 def default_instructions(action_schema: dict[str, Any] | None, action_field: str | None) -> str:
-    field = single_field(action_schema, action_field)
-    if field is not None:
+    """The system prompt when none is configured: what a reply must look like, from the action schema
+    (an Enum's allowed values, a JSON object's fields, an MCP environment's tool-call format)."""
+    protocol = EpisodeProtocol(action_schema, action_field=action_field)
+    if protocol.free_text:
+        field = action_field or protocol.text_field
         return (
             f"You act in an environment. Reply with only your answer; it is sent as the action's "
             f"`{field}` field, so write no explanation around it."
         )
-    properties = {k: v for k, v in (action_schema or {}).get("properties", {}).items() if k != "metadata"}
-    shown = {"properties": properties, "required": (action_schema or {}).get("required", [])}
-    return (
-        "You act in an environment. Reply with only a JSON object for the action, matching this "
-        f"JSON schema: {json.dumps(shown, sort_keys=True)}"
-    )
+    return protocol.instructions("You act in an environment.")
 
 
 class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):

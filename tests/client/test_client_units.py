@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
 from hypothesis import given, settings
@@ -75,7 +74,7 @@ def test_observation_text_prefers_named_then_prompt_like_fields():
     assert observation_to_text(obs) == "2 + 2 ="
     assert observation_to_text(obs, field="task") == '{"tier": 0}'
     assert observation_to_text({"board": "x.o", "metadata": {}}) == "x.o"
-    assert json.loads(observation_to_text({"a": 1, "b": "x", "c": "y", "d": None})) == {"a": 1, "b": "x", "c": "y"}
+    assert observation_to_text({"a": 1, "b": "x", "c": "y", "d": None}) == "a: 1\nb: x\nc: y"
     with pytest.raises(KeyError, match="'prompt'.*question"):
         observation_to_text(obs, field="prompt")
 

@@ -13,6 +13,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((ROOT / "configs" / "prime-rl").glob("*.toml"))
@@ -149,3 +151,51 @@ def test_bad_kwargs_in_a_toml_fail_when_the_curriculum_is_built(tmp_path: Path, 
     source = parse(bad).orchestrator.train.source[0]  # prime-rl passes kwargs through untyped
     with pytest.raises(ValueError, match=r"curriculum\.sampler\.kwargs\.famliy_field"):
         Curriculum(source.curriculum, load_tasks(source.env.taskset, server_url))
+
+
+def test_a_nan_reward_through_prime_rls_curriculum_does_not_raise() -> None:
+    """Before: `observe` raised the inner sampler's ValueError through `Curriculum.on_result`,
+    which the train sink does not catch, so one NaN reward stopped the orchestrator."""
+    from tests.prime_rl_adapter.vf_groups import family_tasks, scored_group
+
+    tasks = family_tasks({"1": 2, "2": 2})
+    config = CustomSamplerConfig(
+        import_path="openenv_prime.prime_rl_adapter.OpenEnvPrimeSampler",
+        kwargs={"sampler_kwargs": {"group_size": 2}},
+    )
+    from prime_rl.configs.orchestrator import CurriculumConfig
+
+    curriculum = Curriculum(CurriculumConfig(sampler=config), tasks)
+    curriculum.on_result(scored_group(tasks[0], [float("nan"), 1.0]))
+    curriculum.on_result(scored_group(tasks[1], [float("inf"), float("nan")]))
+    metrics = curriculum.metrics()
+    assert metrics["sampler/adapter/nonfinite_rewards"] == 3.0
+    assert metrics["sampler/adapter/updates"] == 1.0
+
+
+rewards_or_bad = st.floats(0.0, 1.0) | st.sampled_from([float("nan"), None])
+
+
+@settings(max_examples=60, deadline=None)
+@given(rollouts=st.lists(st.tuples(rewards_or_bad, st.booleans(), st.booleans(), st.booleans()), max_size=8))
+def test_rewards_are_read_from_exactly_the_traces_prime_rl_trains_on(rollouts) -> None:
+    """Parity with prime-rl's own helper (`iter_trainable_traces`: clean, trainable, some
+    masked token); the adapter additionally leaves out NaN and missing rewards, and says so."""
+    import math
+
+    from prime_rl.orchestrator.algo.base import iter_trainable_traces
+
+    from openenv_prime.prime_rl_adapter import read_group
+    from tests.prime_rl_adapter.vf_groups import family_tasks, group
+
+    task = family_tasks({"1": 1})[0]
+    traces = []
+    for reward, ok, trainable, sampled in rollouts:
+        t = trace(task, 0.0 if reward is None else reward, ok=ok, trainable=trainable, sampled=sampled)
+        traces.append(t.model_copy(update={"rewards": {}}) if reward is None else t)
+    episodes = group(task, traces)
+    trained = [t for _, t in iter_trainable_traces(episodes)]
+    usable = [t.reward for t in trained if t.rewards and math.isfinite(t.reward)]
+    report = read_group(episodes)
+    assert report.rewards == usable
+    assert report.nonfinite_rewards + report.missing_rewards == len(trained) - len(usable)

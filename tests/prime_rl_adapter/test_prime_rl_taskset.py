@@ -24,5 +24,5 @@ def test_default_kwargs_serve_the_tasksets_tasks_by_tier(server_url: str) -> Non
     metrics = sampler.metrics()
     assert metrics["adapter/updates"] == 50.0
     # Tier 0 only ever gives all-success groups, so its estimate climbs above the others'.
-    assert metrics["key/0/episodes"] > 0
+    assert metrics["key/0/draw_share"] > 0
     assert metrics["key/0/p"] > metrics["key/1/p"]

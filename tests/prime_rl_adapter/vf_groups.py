@@ -41,10 +41,21 @@ def trace(
     trainable: bool = True,
     input_tokens: int = 10,
     output_tokens: int = 5,
+    sampled: bool = True,
 ) -> vf.Trace:
+    """A trace as prime-rl's train client builds it: the answer's completion tokens are masked
+    (sampled); `sampled=False` leaves no masked token, so prime-rl would not train on it."""
+    completion = max(output_tokens, 1) if sampled else 0
     nodes = [
-        vf.MessageNode(message=vf.UserMessage(content="question")),
-        vf.MessageNode(message=vf.AssistantMessage(content="answer"), parent=0),
+        vf.MessageNode(message=vf.UserMessage(content="question"), token_ids=[7] * 3, mask=[False] * 3),
+        vf.MessageNode(
+            message=vf.AssistantMessage(content="answer"),
+            parent=0,
+            sampled=sampled,
+            token_ids=[8] * completion,
+            mask=[True] * completion,
+            logprobs=[0.0] * completion,
+        ),
     ]
     return vf.Trace(
         task=vf.TraceTask(type=type(task).__name__, data=task.data, key=task.key, hash=task.hash),

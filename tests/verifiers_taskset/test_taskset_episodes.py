@@ -58,7 +58,7 @@ def test_rollouts_of_one_task_are_separate_episodes(chain_sum_server, chain_sum_
 
 
 def test_invalid_actions_are_fed_back_then_stop_the_episode(chain_sum_server, chain_sum_tasks, scripted_model):
-    # `answr` is not a field of chain_sum's action: the server refuses every step with VALIDATION_ERROR.
+    # `answr` is not a field of chain_sum's action: every reply fails the schema check before it is sent.
     env = make_env(chain_sum_server, splits=["test"], action_field="answr", max_invalid_actions=2)
     before = len(scripted_model.requests)
     (episode,) = _run(env, chain_sum_tasks[:1], scripted_model.url)
@@ -68,7 +68,8 @@ def test_invalid_actions_are_fed_back_then_stop_the_episode(chain_sum_server, ch
     assert trace.metrics["openenv_invalid_actions"] == 3.0 and trace.metrics["openenv_steps"] == 0.0
     requests = scripted_model.requests[before:]
     assert len(requests) == 3
-    assert "rejected" in last_user_text(requests[1]) and "answr" in last_user_text(requests[1])
+    feedback = last_user_text(requests[1])
+    assert "not a valid action" in feedback and "'answr' was unexpected" in feedback and "'answer' is a required" in feedback
 
 
 def test_an_empty_reply_is_fed_back_and_the_episode_recovers(chain_sum_server, chain_sum_tasks):

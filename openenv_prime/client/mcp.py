@@ -1,0 +1,132 @@
+"""MCP environments (openenv's ``MCPEnvironment``: echo_env and OpenEnv's recommended style): tools instead of an action.
+
+Such a server takes ``CallToolAction`` (``{"type": "call_tool", "tool_name", "arguments"}``) and
+``ListToolsAction`` (``{"type": "list_tools"}``) as step actions, in openenv 0.4.1 and 0.10.0 alike. An episode
+lists the tools right after reset (one extra step the model never takes), shows them with their input schemas,
+turns a JSON tool-call reply into a ``CallToolAction`` (checked against the tool's input schema first), and shows
+the tool's result, which the server returns in the observation's ``result`` (or ``error``), as the next text.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from openenv_prime.client.actions import decode, invalid
+from openenv_prime.client.schema import validation_errors
+
+LIST_TOOLS_ACTION = {"type": "list_tools"}
+_TOOL_KEYS = ("tool", "tool_name", "name")
+_ARGUMENT_KEYS = ("arguments", "args", "parameters", "input")
+
+
+def is_mcp_action(action_schema: dict | None) -> bool:
+    """Whether the action schema is openenv's ``CallToolAction`` (or shaped like it)."""
+    properties = (action_schema or {}).get("properties")
+    return isinstance(properties, dict) and "tool_name" in properties and "arguments" in properties
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str = ""
+    input_schema: dict = field(default_factory=dict)
+
+    def check(self, arguments: dict) -> list[dict]:
+        """Where ``arguments`` break the tool's input schema (empty when they fit)."""
+        if not self.input_schema:
+            return []
+        return validation_errors(arguments, Draft202012Validator(self.input_schema))
+
+
+def tools_from(observation: dict) -> list[Tool]:
+    """The tools of a ``ListToolsObservation`` (``input_schema``, or MCP's ``inputSchema``)."""
+    tools = observation.get("tools")
+    if not isinstance(tools, list):
+        raise ValueError(f"the tool listing has no 'tools' list: {str(observation)[:200]}")
+    return [
+        Tool(str(t["name"]), str(t.get("description") or ""), t.get("input_schema") or t.get("inputSchema") or {})
+        for t in tools
+        if isinstance(t, dict) and "name" in t
+    ]
+
+
+def tools_text(tools: list[Tool]) -> str:
+    """The tool list as the model sees it: each tool's name, description and input schema."""
+    if not tools:
+        return "The environment lists no tools."
+    lines = ["Tools you can call:"]
+    for tool in tools:
+        lines.append(f"- {tool.name}: {' '.join(tool.description.split()) or '(no description)'}")
+        lines.append(f"  input schema: {json.dumps(tool.input_schema, sort_keys=True)}")
+    return "\n".join(lines)
+
+
+def instructions() -> str:
+    return (
+        'Act by calling one tool per reply: reply with only a JSON object {"tool": "<tool name>", '
+        '"arguments": {...}} whose arguments fit the tool\'s input schema.'
+    )
+
+
+def parse_call(reply: str, tools: list[Tool] | None) -> dict:
+    """The ``CallToolAction`` for a JSON tool-call reply, checked against the listed tools."""
+    call = decode(reply, 'a JSON tool call {"tool": "<name>", "arguments": {...}}')
+    if not isinstance(call, dict):
+        raise invalid('the reply is JSON but not a tool call object {"tool": "<name>", "arguments": {...}}')
+    if isinstance(call.get("function"), dict):  # an OpenAI-style tool call
+        call = call["function"]
+    name = next((call[k] for k in _TOOL_KEYS if isinstance(call.get(k), str)), None)
+    if name is None:
+        raise invalid('the tool call names no tool; write {"tool": "<name>", "arguments": {...}}')
+    arguments = next((call[k] for k in _ARGUMENT_KEYS if k in call), {})
+    if isinstance(arguments, str):  # OpenAI sends arguments as a JSON string
+        arguments = decode(arguments, f"a JSON object of arguments for {name!r}")
+    if not isinstance(arguments, dict):
+        raise invalid(f"the arguments of {name!r} must be a JSON object, got {json.dumps(arguments)[:100]}")
+    if tools is not None:
+        known = {tool.name: tool for tool in tools}
+        if name not in known:
+            raise invalid(f"there is no tool {name!r}; the tools are {sorted(known)}")
+        errors = known[name].check(arguments)
+        if errors:
+            raise invalid(f"the arguments do not fit the input schema of {name!r}", errors)
+    return {"type": "call_tool", "tool_name": name, "arguments": arguments}
+
+
+def observation_text(observation: dict) -> str | None:
+    """The text for a tool listing or a tool result; None for any other observation."""
+    if isinstance(observation.get("tools"), list) and all(isinstance(t, dict) and "name" in t for t in observation["tools"]):
+        return tools_text(tools_from(observation))
+    if "tool_name" in observation and ("result" in observation or "error" in observation):
+        return result_text(observation)
+    return None
+
+
+def result_text(observation: dict) -> str:
+    """What a ``CallToolObservation`` says: the tool's data, else its text content, or its error."""
+    name = observation.get("tool_name")
+    error = observation.get("error")
+    if isinstance(error, dict) and error:
+        return f"Tool {name!r} failed ({error.get('error_type', 'error')}): {error.get('message', '')}"
+    result = observation.get("result")
+    if not isinstance(result, dict):
+        return _text(result)
+    content = "\n".join(
+        part.get("text", "") for part in result.get("content") or [] if isinstance(part, dict) and part.get("type") == "text"
+    )
+    if result.get("is_error") or result.get("isError"):
+        return f"Tool {name!r} failed: {content or _text(result.get('data'))}"
+    if result.get("data") is not None:
+        return _text(result["data"])
+    if content:
+        return content
+    structured = result.get("structured_content") or result.get("structuredContent")
+    return _text(structured if structured is not None else result)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,62 @@
+"""Scripted players for the grid world and the MCP environment: they read only the text the model is shown."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from tests.support.scripted_openai import last_user_text
+
+GOAL = re.compile(r"goal at \[(\d+), (\d+)\]")
+POSITION = re.compile(r"^x: (\d+)\ny: (\d+)$", re.MULTILINE)
+QUESTION = re.compile(r"What is (\d+) \+ (\d+)\?")
+# the same move written the ways a model might: the reply must be matched case-insensitively, fenced or quoted
+STYLES = (str, str.lower, lambda move: f"```\n{move}\n```", lambda move: f'"{move.title()}"')
+
+
+def user_texts(request: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in request["messages"] if m["role"] == "user"]
+
+
+def grid_move(first: str, last: str) -> str:
+    """The move toward the goal named in the first message, from the position in the last one."""
+    gx, gy = map(int, GOAL.search(first).groups())
+    x, y = map(int, POSITION.findall(last)[-1])
+    if x != gx:
+        return "DOWN" if x < gx else "UP"
+    return "RIGHT" if y < gy else "LEFT"
+
+
+def grid_rule(blunder_first: bool = False):
+    """Walks to the goal, writing each move in another style; `blunder_first` first answers "north"."""
+
+    def rule(request: dict[str, Any]) -> str:
+        users = user_texts(request)
+        if blunder_first and len(users) == 1:
+            return "north"
+        moves = [t for t in users if POSITION.search(t)]
+        move = grid_move(users[0], moves[-1])
+        return STYLES[len(moves) % len(STYLES)](move)
+
+    return rule
+
+
+def mcp_rule(bad_arguments_first: bool = False, wrong_for: frozenset[str] = frozenset()):
+    """Asks for the question, then submits the sum (off by one for questions in `wrong_for`, e.g. "2 + 3")."""
+
+    def rule(request: dict[str, Any]) -> str:
+        text = last_user_text(request)
+        users = user_texts(request)
+        if "Tools you can call" in text:
+            return json.dumps({"tool": "get_question", "arguments": {}})
+        asked = next((QUESTION.search(t) for t in reversed(users) if QUESTION.search(t)), None)
+        if asked is None:
+            return "I don't know"
+        a, b = map(int, asked.groups())
+        if bad_arguments_first and "not a valid action" not in text:
+            return json.dumps({"tool": "submit_answer", "arguments": {"answer": "five"}})
+        total = a + b + (1 if f"{a} + {b}" in wrong_for else 0)
+        return "```json\n" + json.dumps({"tool_name": "submit_answer", "arguments": {"answer": total}}) + "\n```"
+
+    return rule
