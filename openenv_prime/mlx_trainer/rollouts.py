@@ -20,7 +20,7 @@ import mlx.nn as nn
 
 from openenv_prime.client import EpisodeSession
 from openenv_prime.client.errors import CapacityError, InvalidRequestError, ServerError
-from openenv_prime.client.render import observation_to_text, reply_to_action
+from openenv_prime.client.render import EpisodeProtocol, Opening, observation_to_text
 from openenv_prime.mlx_trainer.chat_tokens import ChatTokens, TokenTranscript
 from openenv_prime.mlx_trainer.generation import generate
 from openenv_prime.mlx_trainer.rewards import episode_reward
@@ -60,30 +60,39 @@ class EpisodeRules:
     reward_clip: tuple[float, float] | None = None
 
 
-@dataclass
 class Renderer:
-    """How observations become prompts and replies become actions for one environment."""
+    """How observations become prompts and replies become actions for one environment, through the client's
+    :class:`EpisodeProtocol` (shared with the eval and the verifiers taskset: Enum, JSON and MCP actions)."""
 
-    tokenizer: Any
-    system_prompt: str = ""
-    observation_field: str | None = None
-    action_field: str | None = None
-    action_schema: dict[str, Any] | None = None
+    def __init__(self, tokenizer: Any, system_prompt: str = "", observation_field: str | None = None,
+                 action_field: str | None = None, action_schema: dict[str, Any] | None = None):
+        self.tokenizer = tokenizer
+        self.observation_field = observation_field
+        self.protocol = EpisodeProtocol(action_schema, action_field=action_field, observation_field=observation_field)
+        self.system_prompt = self.protocol.instructions(system_prompt or None) or ""
+
+    async def start(self, session: EpisodeSession, **reset_kwargs: Any) -> Opening:
+        """Reset the episode (and list an MCP environment's tools)."""
+        return await self.protocol.start(session, **reset_kwargs)
+
+    def opening_messages(self, text: str) -> list[dict]:
+        """An episode's opening messages: the system prompt (if any) and the first user message."""
+        msgs = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        return msgs + [{"role": "user", "content": text}]
 
     def messages(self, observation: dict) -> list[dict]:
-        """An episode's opening messages: the system prompt (if any) and the first observation."""
-        msgs = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
-        return msgs + [{"role": "user", "content": self.text(observation)}]
+        """The opening messages for a reset's observation."""
+        return self.opening_messages(observation_to_text(observation, self.observation_field))
 
-    def text(self, observation: dict) -> str:
-        return observation_to_text(observation, self.observation_field)
+    def text(self, result) -> str:
+        return self.protocol.text(result)
 
-    def action(self, reply: str) -> tuple[str, dict | None]:
+    def action(self, reply: str, opening: Opening | None = None) -> tuple[str, dict | None]:
         """The action for ``reply``, or why there is none (the taskset's wording; an empty reply sends nothing)."""
         if not reply.strip():
             return "Your reply was empty.", None
         try:
-            return "", reply_to_action(reply, self.action_schema, self.action_field)
+            return "", self.protocol.action(reply, opening)
         except ValueError as error:  # InvalidRequestError is a ValueError
             return f"Your reply is not a valid action: {error}", None
 
@@ -93,6 +102,7 @@ class _Episode:
     task: Task
     session: EpisodeSession
     transcript: TokenTranscript
+    opening: Opening
     rewards: list[float | None] = field(default_factory=list)
     generated: int = 0
     turns: int = 0
@@ -167,15 +177,15 @@ class EpisodeRunner:
     async def _wave(self, planned: list[tuple[Task, int]], sessions: list[EpisodeSession], step: int) -> list[Rollout]:
         try:
             t0 = time.perf_counter()
-            firsts = await asyncio.gather(*(
-                s.reset(**self.reset_kwargs(task), episode_id=f"train-{step}-{task.split}-{task.index}-{i}")
+            openings = await asyncio.gather(*(
+                self.renderer.start(s, **self.reset_kwargs(task), episode_id=f"train-{step}-{task.split}-{task.index}-{i}")
                 for s, (task, i) in zip(sessions, planned)
             ))
             self.times.environment += time.perf_counter() - t0
             episodes = []
-            for s, (task, _), first in zip(sessions, planned, firsts):
-                ep = _Episode(task, s, self.chat.start(self.renderer.messages(first.observation)))
-                ep.done = ep.finished = first.done
+            for s, (task, _), opening in zip(sessions, planned, openings):
+                ep = _Episode(task, s, self.chat.start(self.renderer.opening_messages(opening.text)), opening)
+                ep.done = ep.finished = opening.result.done
                 episodes.append(ep)
             while active := [ep for ep in episodes if not ep.finished]:
                 t1 = time.perf_counter()
@@ -196,7 +206,7 @@ class EpisodeRunner:
         ep.turns += 1
         ep.generated += len(completion.tokens)
         self.chat.add_reply(ep.transcript, completion.tokens, completion.text)
-        problem, action = self.renderer.action(completion.text)
+        problem, action = self.renderer.action(completion.text, ep.opening)
         if action is not None:
             try:
                 result = await ep.session.step(action)
@@ -209,7 +219,7 @@ class EpisodeRunner:
                 if result.done or ep.steps >= self.rules.max_steps:
                     ep.finished = True
                 else:
-                    self.chat.add_user(ep.transcript, self.renderer.text(result.observation), completion.stopped)
+                    self.chat.add_user(ep.transcript, self.renderer.text(result), completion.stopped)
                 return
         ep.invalid_actions += 1
         if ep.invalid_actions > self.rules.max_invalid_actions:
