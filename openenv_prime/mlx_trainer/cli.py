@@ -12,10 +12,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "train",
         help="GRPO + LoRA training with MLX; with no CONFIG, the offline default (SmolLM2-135M on chain_sum)",
         description="Train LoRA adapters by GRPO on an OpenEnv environment, choosing tasks with a sampler. "
-        "Writes RUN_DIR/config.toml, log.jsonl, checkpoints/ and plots/.",
+        "Writes RUN_DIR/run.json, config.toml, log.jsonl, checkpoints/ and plots/, into a new or empty RUN_DIR or "
+        "one of its own runs only. Ctrl-C saves a checkpoint of the last completed step and stops; --resume continues.",
     )
     p.add_argument("config", nargs="?", type=Path, help="TOML config (see configs/mlx/default.toml); omitted: the embedded default")
     p.add_argument("--resume", action="store_true", help="continue the run in RUN_DIR from its latest checkpoint (with RUN_DIR/config.toml unless CONFIG is given)")
+    p.add_argument("--allow-config-change", action="store_true",
+                   help="with --resume and a CONFIG that differs from RUN_DIR/config.toml: continue with the new settings "
+                   "(without it, the differences are listed and the run refuses to start)")
     p.add_argument("--steps", type=int, help="override the number of training steps (e.g. to extend a finished run)")
     p.add_argument("--out", type=Path, help="run directory (default: the config's `out`)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (logs still go to RUN_DIR/log.jsonl)")
@@ -28,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _train(args: argparse.Namespace) -> int:
     from openenv_prime.mlx_trainer.config import ConfigError, config_from_dict, load_config
-    from openenv_prime.mlx_trainer.loop import TrainingError, train
+    from openenv_prime.mlx_trainer.loop import TrainingError, TrainingInterrupted, train
 
     try:
         config = load_config(args.config)
@@ -42,7 +46,15 @@ def _train(args: argparse.Namespace) -> int:
         return 2
     _print_blas_hint()
     try:
-        result = train(config, run_dir, resume=args.resume, progress=not args.no_progress)
+        result = train(config, run_dir, resume=args.resume, allow_config_change=args.allow_config_change,
+                       progress=not args.no_progress)
+    except TrainingInterrupted as err:
+        print(f"stopped: {err}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print(f"stopped at once by a second interrupt, without a final checkpoint; `openenv-prime train --resume "
+              f"--out {run_dir}` continues from the latest one", file=sys.stderr)
+        return 130
     except (TrainingError, ValueError, FileNotFoundError) as err:  # setup errors name the config key or path
         print(f"error: {err}", file=sys.stderr)
         return 1

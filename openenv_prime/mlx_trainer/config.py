@@ -11,7 +11,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from openenv_prime.client.urls import http_base
 
 
 class ConfigError(ValueError):
@@ -85,11 +87,19 @@ class GRPOConfig(_Section):
 class SamplerConfig(_Section):
     name: Literal["sequential", "uniform", "curriculum"] = "curriculum"
     kwargs: dict[str, Any] = Field(default_factory=dict)
+    # Per-key sampler metrics in each log.jsonl step line: totals always, per-key ones for the N most-drawn keys.
+    log_keys: int = Field(32, ge=0)
 
 
 class EnvironmentConfig(_Section):
     # Base URL of any OpenEnv server with the Task API; empty = start the embedded server below.
     base_url: str = ""
+    # A task list (JSONL, one task a line with its reset arguments) for a server without a Task API; its
+    # splits replace the server's (train_split, test_split), and each episode resets with its line's `reset`.
+    tasks: str | None = None
+    # Before training, reset two train tasks (one twice) and stop when the server plays other tasks than asked
+    # (openenv drops reset arguments the environment's reset() does not take); evals check their split too.
+    check_reset: bool = True
     embedded: Literal["chain-sum"] = "chain-sum"
     tiers: int = Field(5, ge=1)
     # Embedded chain_sum's tier ladder: "lockstep" (tier t = t+2 terms of t+1 digits) or "interleaved"
@@ -106,6 +116,33 @@ class EnvironmentConfig(_Section):
     observation_field: str | None = None
     action_field: str | None = None
     timeout: float = Field(30.0, gt=0)
+    # Multi-turn episodes (names as in the verifiers taskset): environment steps per episode before it is cut
+    # off, invalid replies fed back to the model before the episode stops, and how per-step rewards
+    # (steps that return no reward are left out) become the episode's reward: "sum", "last" or "max", then clipped.
+    max_steps: int = Field(16, ge=1)
+    max_invalid_actions: int = Field(3, ge=0)
+    reward_mode: Literal["sum", "last", "max"] = "sum"
+    reward_clip: tuple[float, float] | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _server_url(cls, url: str) -> str:
+        if url:
+            http_base(url)  # raises naming the schemes it takes
+        return url
+
+    @model_validator(mode="after")
+    def _task_list_needs_a_server(self) -> "EnvironmentConfig":
+        if self.tasks is not None and not self.base_url:
+            raise ValueError("environment.tasks: a task list is played on a server of your own; set environment.base_url")
+        return self
+
+    @field_validator("reward_clip")
+    @classmethod
+    def _ordered(cls, clip: tuple[float, float] | None) -> tuple[float, float] | None:
+        if clip is not None and clip[0] > clip[1]:
+            raise ValueError(f"reward_clip {list(clip)} has low > high; write [low, high]")
+        return clip
 
 
 class EvalSettings(_Section):
@@ -135,12 +172,42 @@ class TrainConfig(_Section):
     eval: EvalSettings = Field(default_factory=EvalSettings)
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
 
+    @model_validator(mode="after")
+    def _sampler_builds(self) -> "TrainConfig":
+        """Build the sampler once on a stand-in task, so bad sampler settings fail before any model loads."""
+        from openenv_prime.samplers import make_sampler
+        from openenv_prime.samplers.task import Task
+
+        given = self.sampler.kwargs.get("group_size", self.grpo.group_size)
+        if given != self.grpo.group_size:
+            raise ValueError(
+                f"sampler.kwargs.group_size = {given!r} but grpo.group_size = {self.grpo.group_size}: the sampler "
+                "must expect the group size GRPO plays; remove sampler.kwargs.group_size (it follows grpo.group_size)"
+            )
+        try:
+            make_sampler(self.sampler.name, [Task("train", 0, "0")], **sampler_kwargs(self))
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"sampler.kwargs: {err} (sampler.name = {self.sampler.name!r})") from None
+        return self
+
+
+def sampler_kwargs(config: TrainConfig) -> dict[str, Any]:
+    """The sampler's keyword arguments: the config's, with the run's seed and group size as defaults."""
+    kwargs = dict(config.sampler.kwargs)
+    if config.sampler.name != "sequential":
+        kwargs.setdefault("seed", config.seed)
+    if config.sampler.name == "curriculum":
+        kwargs.setdefault("group_size", config.grpo.group_size)
+    return kwargs
+
 
 def _describe(err: ValidationError, source: str) -> str:
     lines = [f"invalid training config {source}:"]
     for e in err.errors():
-        key = ".".join(str(p) for p in e["loc"]) or "(top level)"
-        if e["type"] == "extra_forbidden":
+        key = ".".join(str(p) for p in e["loc"])
+        if not key:  # a check across sections: its message starts with the keys it concerns
+            lines.append(f"  {e['msg'].removeprefix('Value error, ')}")
+        elif e["type"] == "extra_forbidden":
             lines.append(f"  {key}: unknown key; remove it or check its spelling (see configs/mlx/default.toml)")
         else:
             lines.append(f"  {key}: {e['msg']} (got {e.get('input')!r})")

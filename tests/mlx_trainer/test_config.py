@@ -42,6 +42,13 @@ def test_unknown_key_is_named(tmp_path):
         ({"lora": {"layers": 0}}, "lora"),
         ({"steps": 0}, "steps"),
         ({"environment": {"embedded": "chess"}}, "environment.embedded"),
+        ({"environment": {"base_url": "ftp://x"}}, "environment.base_url"),
+        ({"environment": {"reward_clip": [1.0, 0.0]}}, "environment.reward_clip"),
+        ({"environment": {"reward_mode": "mean"}}, "environment.reward_mode"),
+        ({"sampler": {"kwargs": {"gamma": 2.0}}}, "sampler.kwargs"),
+        ({"sampler": {"kwargs": {"gama": 0.9}}}, "sampler.kwargs"),
+        ({"sampler": {"log_keys": -1}}, "sampler.log_keys"),
+        ({"grpo": {"group_size": 8}, "sampler": {"kwargs": {"group_size": 4}}}, "grpo.group_size"),
     ],
 )
 def test_bad_value_is_named(data, key):
@@ -75,4 +82,20 @@ def test_cli_reports_config_error_with_exit_code_2(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "lora.rank" in proc.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_sampler_group_size_equal_to_grpo_group_size_is_accepted():
+    cfg = config_from_dict({"grpo": {"group_size": 4}, "sampler": {"kwargs": {"group_size": 4, "gamma": 0.9}}})
+    assert cfg.sampler.kwargs["group_size"] == 4
+
+
+def test_cli_rejects_bad_sampler_settings_before_loading_the_model(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('[model]\npath = "/nonexistent/model"\n[sampler]\nkwargs = { gamma = 2.0 }\n'
+                    '[environment]\nbase_url = "http://127.0.0.1:9"\n')
+    proc = subprocess.run([sys.executable, "-m", "openenv_prime", "train", str(path), "--out", str(tmp_path / "run")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "sampler.kwargs" in proc.stderr and "gamma" in proc.stderr and "/nonexistent/model" not in proc.stderr
     assert not (tmp_path / "run").exists()

@@ -4,6 +4,7 @@ checkpoint, a SIGKILL, or the environment server dying."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -41,7 +42,7 @@ def make_config(model: Path, url: str, **over):
         "lora": {"rank": 8, "scale": 20.0, "layers": -1},
         "grpo": {"group_size": 4, "tasks_per_step": 4, "max_new_tokens": 3, "learning_rate": 3e-4, "kl_beta": 0.05},
         "sampler": {"name": "curriculum"},
-        "environment": {"base_url": url, "family_field": "level", "max_sessions": 64},
+        "environment": {"base_url": url, "family_field": "level", "max_sessions": 64, "observation_field": "question"},
         "eval": {"every": 3, "tasks_per_family": 2},
         "checkpoint": {"every": 1, "keep": 2},
     }
@@ -199,3 +200,63 @@ def test_server_dying_mid_run_gives_clear_error_and_a_checkpoint_to_resume_from(
     train(make_config(sft_model, server), run_dir, resume=True, sampler_wrapper=recorder(resumed), progress=False)
     assert rec[0].draws[:2] + resumed[0].draws == ref_rec.draws
     assert_same_adapters(run_dir, ref_dir)
+
+
+def test_ctrl_c_saves_the_last_completed_step_closes_sockets_and_resumes_exactly(reference_run, sft_model, tmp_path):
+    from openenv_prime.client import EpisodeSession
+    from openenv_prime.mlx_trainer.checkpoint import latest_checkpoint
+    from openenv_prime.mlx_trainer.loop import TrainingInterrupted
+
+    ref_dir, ref_rec, _ = reference_run
+    run_dir = tmp_path / "run"
+    with toy_server("0", max_sessions=16) as (url, _):  # exactly the 4 x 4 sockets the trainer opens
+        def wrap(sampler):
+            r = RecordingSampler(sampler)
+            r.on_sample = lambda n: os.kill(os.getpid(), signal.SIGINT) if n == 3 else None
+            return r
+
+        with pytest.raises(TrainingInterrupted) as err:
+            train(make_config(sft_model, url), run_dir, sampler_wrapper=wrap, progress=False)
+        message = str(err.value)
+        assert "interrupted (SIGINT) during step 3" in message and "step, 2," in message and "--resume" in message
+        assert latest_checkpoint(run_dir).name == "step_000002"
+        assert [s["step"] for s in step_lines(run_dir)] == [1, 2]
+
+        async def all_sessions_free():  # the trainer's 16 sockets were closed: 16 new ones are admitted
+            sessions = [EpisodeSession(url, timeout=30, capacity_wait=0) for _ in range(16)]
+            try:
+                await asyncio.gather(*(s.reset(split="train", index=0) for s in sessions))
+            finally:
+                await asyncio.gather(*(s.close() for s in sessions))
+
+        asyncio.run(all_sessions_free())
+        resumed = []
+        train(make_config(sft_model, url), run_dir, resume=True, sampler_wrapper=recorder(resumed), progress=False)
+    assert resumed[0].draws == ref_rec.draws[2:]
+    assert_same_adapters(run_dir, ref_dir)
+
+
+def test_ctrl_c_on_the_cli_exits_with_a_clear_message(sft_model, server, tmp_path):
+    from openenv_prime.mlx_trainer.checkpoint import latest_checkpoint
+
+    cfg_path = tmp_path / "config.toml"
+    cfg_path.write_text(dump_toml(make_config(sft_model, server, steps=50)))
+    run_dir = tmp_path / "run"
+    cmd = [sys.executable, "-m", "openenv_prime", "train", str(cfg_path), "--out", str(run_dir), "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 180
+        while not (run_dir / "checkpoints" / "step_000001" / "state.json").exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "no checkpoint of step 1 within 180 s"
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+    assert proc.returncode == 130, err[-3000:]
+    assert "interrupted (SIGINT)" in err and "--resume" in err
+    assert "Traceback" not in err and "InvalidStateError" not in err
+    last = step_lines(run_dir)[-1]["step"]
+    assert latest_checkpoint(run_dir).name == f"step_{last:06d}"

@@ -20,10 +20,12 @@ SMALL_VOCAB = "0123456789 :sayrepd"
 
 
 @contextlib.contextmanager
-def toy_server(levels: str = "0", max_sessions: int = 256, timeout: float = 60.0) -> Iterator[tuple[str, subprocess.Popen]]:
+def toy_server(levels: str = "0", max_sessions: int = 256, timeout: float = 60.0,
+               task_api: bool = True) -> Iterator[tuple[str, subprocess.Popen]]:
     """Serve the toy environment; yields (base URL, process) and always stops it."""
     with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen([sys.executable, str(TOY_ENV), "--levels", levels, "--max-sessions", str(max_sessions)],
+        flags = [] if task_api else ["--no-task-api"]
+        proc = subprocess.Popen([sys.executable, str(TOY_ENV), "--levels", levels, "--max-sessions", str(max_sessions), *flags],
                                 stdout=subprocess.PIPE, stderr=log, text=True)
         try:
             line = proc.stdout.readline()  # the server prints its address first

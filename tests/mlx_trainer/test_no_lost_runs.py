@@ -1,0 +1,174 @@
+"""Ways to lose a run, each closed: dropout outside the loss, a run directory stuck before its first
+checkpoint, a user's files overwritten, a resume with a silently different config, and Ctrl-C.
+(Ctrl-C in a whole training run is tested in test_training.py, next to the uninterrupted reference run.)"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from trainer_helpers import read_log
+
+from openenv_prime.mlx_trainer.config import config_from_dict, dump_toml
+from openenv_prime.mlx_trainer.errors import TrainingError
+from openenv_prime.mlx_trainer.loop import train
+from openenv_prime.mlx_trainer.worker import MainThreadMLX
+
+
+# ---- eval mode outside the loss ------------------------------------------------------------------------------
+
+def test_lora_dropout_acts_only_inside_the_loss(tiny_model_dir):
+    import mlx.core as mx
+
+    from openenv_prime.mlx_trainer.grpo import make_batch, token_logprobs, train_on_batch
+    from openenv_prime.mlx_trainer.trainable import load_trainable
+
+    cfg = config_from_dict({"model": {"path": str(tiny_model_dir)}, "lora": {"dropout": 0.9},
+                            "grpo": {"learning_rate": 1e-3}})
+    model, tok, optimizer = load_trainable(cfg)
+    assert not any(m.training for _, m in model.named_modules())
+    batch = make_batch([([5, 6, 7], [8, 9]), ([5, 6], [10, 11, 12])], [1.0, -1.0], 0)
+    first, second = token_logprobs(model, batch, 1.0), token_logprobs(model, batch, 1.0)
+    assert mx.array_equal(first, second).item()  # sampling, old log-probs and evals see no dropout
+    train_on_batch(model, optimizer, batch, cfg.grpo)
+    assert not any(m.training for _, m in model.named_modules())  # back in eval mode after the update
+
+
+# ---- the run directory ---------------------------------------------------------------------------------------
+
+def _config(model, url="http://127.0.0.1:9", **over):
+    data = {"seed": 0, "steps": 1, "plot": False, "model": {"path": str(model)},
+            "lora": {"rank": 4, "layers": -1},
+            "grpo": {"group_size": 4, "tasks_per_step": 2, "max_new_tokens": 3, "learning_rate": 3e-4},
+            "sampler": {"name": "uniform"},
+            "environment": {"base_url": url, "family_field": "level", "max_sessions": 16, "observation_field": "question"},
+            "eval": {"every": 0, "tasks_per_family": 2}}
+    for key, value in over.items():
+        data[key] = {**data[key], **value} if isinstance(data.get(key), dict) else value
+    return config_from_dict(data)
+
+
+def test_a_directory_that_is_not_a_run_is_never_written_to(tiny_model_dir, tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "config.toml").write_text("# my own notes\n")
+    with pytest.raises(TrainingError, match="no openenv-prime run") as err:
+        train(_config(tiny_model_dir), mine, progress=False)
+    assert "--out NEW_DIR" in str(err.value)
+    assert [p.name for p in mine.iterdir()] == ["config.toml"]
+    assert (mine / "config.toml").read_text() == "# my own notes\n"
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    from trainer_helpers import toy_server
+
+    with toy_server("0") as (url, _):
+        yield url
+
+
+@pytest.mark.parametrize("resume", [False, True])
+@pytest.mark.parametrize("marked", [True, False], ids=["marked", "older-release"])
+def test_a_run_that_stopped_before_its_first_checkpoint_starts_again(tiny_model_dir, toy, tmp_path, resume, marked, capsys):
+    import shutil
+
+    run_dir = tmp_path / "run"
+    train(_config(tiny_model_dir, toy), run_dir, progress=False)
+    shutil.rmtree(run_dir / "checkpoints")  # as if killed during step 1, after the step-0 eval was logged
+    if not marked:
+        (run_dir / "run.json").unlink()
+    assert any(line["type"] == "eval" for line in read_log(run_dir))
+    capsys.readouterr()
+    result = train(_config(tiny_model_dir, toy), run_dir, resume=resume, progress=False)
+    assert result.state.step == 1 and not result.already_finished
+    log = read_log(run_dir)
+    assert [(line["type"], line["step"]) for line in log] == [("eval", 0), ("step", 1), ("eval", 1)]
+    assert "starting it again from step 0" in capsys.readouterr().err
+
+
+def test_resume_with_a_different_config_lists_the_differences_and_needs_permission(tiny_model_dir, toy, tmp_path):
+    run_dir = tmp_path / "run"
+    train(_config(tiny_model_dir, toy), run_dir, progress=False)
+    saved, log = (run_dir / "config.toml").read_text(), (run_dir / "log.jsonl").read_text()
+    changed = _config(tiny_model_dir, toy, steps=2, grpo={"learning_rate": 1e-3}, lora={"rank": 4, "dropout": 0.1})
+    with pytest.raises(TrainingError) as err:
+        train(changed, run_dir, resume=True, progress=False)
+    message = str(err.value)
+    assert "grpo.learning_rate: 0.0003 -> 0.001" in message and "lora.dropout: 0.0 -> 0.1" in message
+    assert "--allow-config-change" in message and "steps" not in message.replace("--", "")
+    assert (run_dir / "config.toml").read_text() == saved and (run_dir / "log.jsonl").read_text() == log
+
+    result = train(changed, run_dir, resume=True, allow_config_change=True, progress=False)
+    assert result.state.step == 2
+    assert "learning_rate = 0.001" in (run_dir / "config.toml").read_text()
+    changes = [line for line in read_log(run_dir) if line["type"] == "config_change"]
+    assert len(changes) == 1 and changes[0]["step"] == 1 and len(changes[0]["changes"]) == 2
+
+
+def test_cli_resume_with_a_different_config_exits_with_the_list(tiny_model_dir, toy, tmp_path):
+    run_dir = tmp_path / "run"
+    train(_config(tiny_model_dir, toy), run_dir, progress=False)
+    other = tmp_path / "other.toml"
+    other.write_text(dump_toml(_config(tiny_model_dir, toy, grpo={"temperature": 0.5})))
+    proc = subprocess.run([sys.executable, "-m", "openenv_prime", "train", str(other), "--out", str(run_dir), "--resume",
+                           "--no-progress"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert "grpo.temperature: 1.0 -> 0.5" in proc.stderr and "--allow-config-change" in proc.stderr
+
+
+# ---- Ctrl-C in the worker --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.12, 0.2, 0.31])
+def test_ctrl_c_lets_the_running_mlx_job_finish_and_the_run_save(delay):
+    mlx = MainThreadMLX()
+    log: list[str] = []
+
+    def job(i: int) -> int:
+        time.sleep(0.05)
+        log.append(f"job {i}")
+        return i
+
+    async def run() -> str:
+        threading.Timer(delay, os.kill, (os.getpid(), signal.SIGINT)).start()  # drive() handles signals by now
+        try:
+            for i in range(100):
+                await mlx.run(job, i)
+        except asyncio.CancelledError:
+            await mlx.barrier()
+            finished = len(log)
+            await mlx.run(log.append, "saved")  # the final checkpoint still runs on the main thread
+            return f"stopped after {finished} jobs"
+        return "ran to the end"
+
+    outcome = mlx.drive(run())
+    assert outcome.startswith("stopped after") and log[-1] == "saved"
+    assert log[:-1] == [f"job {i}" for i in range(len(log) - 1)]  # jobs ran whole and in order
+    assert mlx.interrupted == "SIGINT"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_second_ctrl_c_stops_at_once():
+    mlx = MainThreadMLX()
+
+    async def stubborn() -> None:
+        threading.Timer(0.1, twice).start()
+        while True:
+            try:
+                await mlx.run(time.sleep, 0.05)
+            except asyncio.CancelledError:
+                continue
+
+    def twice():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        mlx.drive(stubborn())
