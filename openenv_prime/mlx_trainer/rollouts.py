@@ -23,7 +23,7 @@ from openenv_prime.client.errors import CapacityError, InvalidRequestError, Serv
 from openenv_prime.client.render import EpisodeProtocol, Opening, observation_to_text
 from openenv_prime.mlx_trainer.chat_tokens import ChatTokens, TokenTranscript
 from openenv_prime.mlx_trainer.generation import generate
-from openenv_prime.mlx_trainer.rewards import episode_reward
+from openenv_prime.client.rewards import episode_reward
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
 from openenv_prime.samplers.task import Task
 

@@ -11,6 +11,7 @@ import verifiers.v1 as vf
 from openenv_prime.client import TaskAPIClient, TaskSource, open_task_source
 from openenv_prime.client.errors import RouteNotSupportedError
 from openenv_prime.client.render import EpisodeProtocol
+from openenv_prime.client.rewards import aggregate
 from openenv_prime.client.resetcheck import check_reset_plays_tasks_sync
 from openenv_prime.verifiers_taskset.config import OpenEnvTaskConfig, OpenEnvTasksetConfig
 from openenv_prime.verifiers_taskset.keys import check_unique, durable_id, family_of, task_key
@@ -28,16 +29,6 @@ class OpenEnvTaskData(vf.TaskData):
     reset: dict[str, Any] | None = None
     """A task list task's reset arguments; None resets with `split` and `index` (the Task API)."""
 
-
-def aggregate(rewards: list[float], mode: str) -> float:
-    """One episode reward from the environment's per-step rewards (0.0 for an episode with none)."""
-    if not rewards:
-        return 0.0
-    if mode == "last":
-        return rewards[-1]
-    if mode == "max":
-        return max(rewards)
-    return sum(rewards)
 
 
 class OpenEnvTask(vf.Task[OpenEnvTaskData, vf.State, OpenEnvTaskConfig]):

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from openenv_prime.mlx_trainer.metrics import cap_key_metrics
-from openenv_prime.mlx_trainer.rewards import aggregate, episode_reward
+from openenv_prime.client.rewards import aggregate, episode_reward
 
 rewards = st.lists(st.one_of(st.none(), st.floats(-10, 10, allow_nan=False)), max_size=8)
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from openenv_prime.envs.launch import local_server
-from openenv_prime.verifiers_taskset.taskset import aggregate
+from openenv_prime.client.rewards import aggregate
 from tests.support.scripted_openai import (
     ScriptedOpenAIServer,
     chain_sum_rule,

@@ -1,4 +1,4 @@
-"""An episode's reward from the environment's per-step rewards, the way the verifiers taskset scores it.
+"""An episode's reward from the environment's per-step rewards: one rule for the verifiers taskset and the trainer.
 
 A step that returns no reward (``None``) is left out, never counted as 0.0: on a multi-step environment
 that pays only at the end, zeros for the intermediate steps would turn every group into "no signal".
