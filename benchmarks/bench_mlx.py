@@ -50,7 +50,7 @@ def env_prompts(url: str, tokenizer, n: int, system_prompt: str) -> list[list[in
     from openenv_prime.mlx_trainer.generation import render_prompt
     from openenv_prime.mlx_trainer.rollouts import Renderer
 
-    renderer = Renderer(tokenizer, system_prompt)
+    renderer = Renderer(tokenizer, system_prompt, action_field="answer")  # chain_sum's one action field
 
     async def observations():
         out = []
