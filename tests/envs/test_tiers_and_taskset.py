@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openenv_prime.envs.chain_sum.overlap import overlap_report
-from openenv_prime.envs.chain_sum.taskset import LIST_TASKS_CAP, ChainSumTaskset, TaskRequestError
+from openenv_prime.envs.chain_sum.taskset import ChainSumTaskset, TaskRequestError
+from openenv_prime.envs.taskspecs import LIST_TASKS_CAP
 from openenv_prime.envs.chain_sum.tiers import tier_schedule
 
 TASKSET = ChainSumTaskset()

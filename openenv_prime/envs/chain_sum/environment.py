@@ -16,6 +16,7 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata, Observati
 from pydantic import Field
 
 from openenv_prime import __version__
+from openenv_prime.envs.taskspecs import TaskAPIFromTaskset
 from openenv_prime.envs.chain_sum.scoring import score_reply
 from openenv_prime.envs.chain_sum.taskset import ENV_NAME, ChainSumTaskset, TaskRequestError
 
@@ -43,7 +44,7 @@ class ChainSumState(State):
     done: bool = False
 
 
-class ChainSumEnvironment(Environment):
+class ChainSumEnvironment(TaskAPIFromTaskset, Environment):
     """reasoning-gym chain_sum in difficulty tiers, with the OpenEnv Task API."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True
@@ -54,23 +55,6 @@ class ChainSumEnvironment(Environment):
         self._state = ChainSumState()
         self._entry: dict[str, Any] | None = None
         self._spec: dict[str, Any] | None = None
-
-    # -- Task API (side-effect free) ------------------------------------------------------------
-
-    def list_splits(self) -> list[dict[str, Any]]:
-        return self.taskset.list_splits()
-
-    def list_tasks(self, split: str) -> list[dict[str, Any]]:
-        return self.taskset.list_tasks(split)
-
-    def num_tasks(self, split: str) -> int:
-        return self.taskset.num_tasks(split)
-
-    def get_task(self, split: str, index: int) -> dict[str, Any]:
-        return self.taskset.get_task(split, index)
-
-    def get_task_range(self, split: str, start: Optional[int] = None, stop: Optional[int] = None) -> list[dict[str, Any]]:
-        return self.taskset.get_task_range(split, start, stop)
 
     # -- Episode --------------------------------------------------------------------------------
 

@@ -17,10 +17,10 @@ from typing import Any
 
 from openenv_prime.envs.chain_sum.tiers import Tier, tier_schedule
 from openenv_prime.envs.errors import TaskRequestError
+from openenv_prime.envs.taskspecs import IndexedTasks
 
 ENV_NAME = "chain_sum"
 DEFAULT_PER_TIER = {"train": 10_000, "test": 200}
-LIST_TASKS_CAP = 1_000
 _SPLIT_SEED_OFFSET = {"train": 0, "test": 1_000_000_000}
 _SCHEDULE_SEED_OFFSET = {"lockstep": 0, "interleaved": 200_000_000}
 _TIER_SEED_STRIDE = 10_000_000
@@ -37,7 +37,7 @@ def _dataset(num_terms: int, num_digits: int, seed: int, size: int):
     return ChainSumDataset(config)
 
 
-class ChainSumTaskset:
+class ChainSumTaskset(IndexedTasks):
     """Splits ``train`` and ``test`` of chain_sum, each ``per_tier[split]`` tasks per tier."""
 
     def __init__(self, num_tiers: int = 5, schedule: str = "lockstep", per_tier: dict[str, int] | None = None):
@@ -101,14 +101,6 @@ class ChainSumTaskset:
             "seed": self.seed_base(split, tier) + local,
         }
 
-    def get_task_range(self, split: str, start: int | None = None, stop: int | None = None) -> list[dict[str, Any]]:
-        """Specs for ``range(num_tasks)[start:stop]`` (Python slice bounds)."""
-        indices = range(self.num_tasks(split))[slice(start, stop)]
-        return [self.get_task(split, i) for i in indices]
-
-    def list_tasks(self, split: str) -> list[dict[str, Any]]:
-        """The first LIST_TASKS_CAP specs; `num_tasks` and `get_task_range` reach the rest."""
-        return self.get_task_range(split, 0, LIST_TASKS_CAP)
 
     # -- Items ----------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata, Observati
 from pydantic import Field
 
 from openenv_prime import __version__
+from openenv_prime.envs.taskspecs import TaskAPIFromTaskset
 from openenv_prime.envs.errors import TaskRequestError
 from openenv_prime.envs.reasoning_gym_tiers.scoring import score_reply
 from openenv_prime.envs.reasoning_gym_tiers.taskset import ENV_NAME, ReasoningGymTaskset
@@ -46,7 +47,7 @@ class ReasoningGymState(State):
     done: bool = False
 
 
-class ReasoningGymTiersEnvironment(Environment):
+class ReasoningGymTiersEnvironment(TaskAPIFromTaskset, Environment):
     """reasoning-gym datasets in curriculum tiers, with the OpenEnv Task API."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True
@@ -57,23 +58,6 @@ class ReasoningGymTiersEnvironment(Environment):
         self._state = ReasoningGymState()
         self._entry: dict[str, Any] | None = None
         self._spec: dict[str, Any] | None = None
-
-    # -- Task API (side-effect free) ------------------------------------------------------------
-
-    def list_splits(self) -> list[dict[str, Any]]:
-        return self.taskset.list_splits()
-
-    def list_tasks(self, split: str) -> list[dict[str, Any]]:
-        return self.taskset.list_tasks(split)
-
-    def num_tasks(self, split: str) -> int:
-        return self.taskset.num_tasks(split)
-
-    def get_task(self, split: str, index: int) -> dict[str, Any]:
-        return self.taskset.get_task(split, index)
-
-    def get_task_range(self, split: str, start: Optional[int] = None, stop: Optional[int] = None) -> list[dict[str, Any]]:
-        return self.taskset.get_task_range(split, start, stop)
 
     # -- Episode --------------------------------------------------------------------------------
 

@@ -17,11 +17,11 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 from openenv_prime.envs.errors import TaskIndexError, TaskRequestError
+from openenv_prime.envs.taskspecs import IndexedTasks
 from openenv_prime.envs.reasoning_gym_tiers.tiers import MAX_TIERS, DatasetError, DatasetTier, dataset_tiers
 
 ENV_NAME = "reasoning_gym"
 DEFAULT_PER_TIER = {"train": 10_000, "test": 200}
-LIST_TASKS_CAP = 1_000
 _TIER_STRIDE = 1_000_000
 _DATASET_STRIDE = MAX_TIERS * _TIER_STRIDE
 _SPLIT_OFFSET = {"train": 0, "test": 2**31}
@@ -65,7 +65,7 @@ def check_datasets(datasets: Sequence[str], num_tiers: int) -> None:
         raise DatasetError("; ".join(problems))
 
 
-class ReasoningGymTaskset:
+class ReasoningGymTaskset(IndexedTasks):
     """Splits ``train`` and ``test`` over several datasets, each in ``num_tiers`` curriculum tiers."""
 
     def __init__(self, datasets: Sequence[str], num_tiers: int = 3, per_tier: dict[str, int] | None = None):
@@ -136,13 +136,6 @@ class ReasoningGymTaskset:
             "seed": self.seed_base(split, dataset, tier) + local,
         }
 
-    def get_task_range(self, split: str, start: int | None = None, stop: int | None = None) -> list[dict[str, Any]]:
-        """Specs for ``range(num_tasks)[start:stop]`` (Python slice bounds)."""
-        return [self.get_task(split, i) for i in range(self.num_tasks(split))[slice(start, stop)]]
-
-    def list_tasks(self, split: str) -> list[dict[str, Any]]:
-        """The first LIST_TASKS_CAP specs; `num_tasks` and `get_task_range` reach the rest."""
-        return self.get_task_range(split, 0, LIST_TASKS_CAP)
 
     # -- Items ----------------------------------------------------------------------------------
 

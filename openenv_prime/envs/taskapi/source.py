@@ -13,14 +13,13 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from openenv_prime.envs.errors import TaskIndexError, TaskRequestError
+from openenv_prime.envs.taskspecs import IndexedTasks
 
-LIST_TASKS_CAP = 1_000
-"""`list_tasks` returns at most this many specs (as chain_sum does); `num_tasks` and `get_task_range` reach the rest."""
 
 _SPLIT_TYPES = ("train", "validation", "test")
 
 
-class TaskSource(ABC):
+class TaskSource(IndexedTasks, ABC):
     """Splits of tasks; subclasses say what the tasks are, this class answers the Task API from them."""
 
     description: str = "task source"
@@ -80,10 +79,3 @@ class TaskSource(ABC):
     def get_task(self, split: str, index: int) -> dict[str, Any]:
         return self._spec(split, self.check_index(split, index))
 
-    def get_task_range(self, split: str, start: int | None = None, stop: int | None = None) -> list[dict[str, Any]]:
-        """Specs for ``range(num_tasks)[start:stop]`` (Python slice bounds)."""
-        return [self._spec(split, i) for i in range(self.check_split(split))[slice(start, stop)]]
-
-    def list_tasks(self, split: str) -> list[dict[str, Any]]:
-        """The first LIST_TASKS_CAP specs."""
-        return self.get_task_range(split, 0, LIST_TASKS_CAP)
