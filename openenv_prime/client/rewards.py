@@ -34,7 +34,16 @@ def episode_reward(
     scored = [float(r) for r in step_rewards if r is not None]
     if not scored and ended_by_env:
         return None
-    value = aggregate(scored, mode)
-    if clip is not None:
-        value = min(max(value, clip[0]), clip[1])
-    return value
+    return clipped(aggregate(scored, mode), clip)
+
+
+def clipped(value: float, clip: tuple[float, float] | None) -> float:
+    """``value`` clipped into ``[low, high]`` (unchanged for None)."""
+    return value if clip is None else min(max(value, clip[0]), clip[1])
+
+
+def check_clip(clip: tuple[float, float] | None) -> tuple[float, float] | None:
+    """A config's ``reward_clip`` as given, or ValueError when its bounds are the wrong way round."""
+    if clip is not None and clip[0] > clip[1]:
+        raise ValueError(f"reward_clip {list(clip)} has low > high; write [low, high]")
+    return clip

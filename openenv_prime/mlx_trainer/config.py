@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from openenv_prime.client.rewards import check_clip
 from openenv_prime.client.urls import http_base
 
 
@@ -140,9 +141,7 @@ class EnvironmentConfig(_Section):
     @field_validator("reward_clip")
     @classmethod
     def _ordered(cls, clip: tuple[float, float] | None) -> tuple[float, float] | None:
-        if clip is not None and clip[0] > clip[1]:
-            raise ValueError(f"reward_clip {list(clip)} has low > high; write [low, high]")
-        return clip
+        return check_clip(clip)
 
 
 class EvalSettings(_Section):

@@ -10,6 +10,8 @@ from typing import Any, Literal
 import verifiers.v1 as vf
 from pydantic import Field, field_validator
 
+from openenv_prime.client.rewards import check_clip
+
 
 class OpenEnvTaskConfig(vf.TaskConfig):
     """How an episode's per-step rewards become the trace's reward (`--env.taskset.task.*`)."""
@@ -22,9 +24,7 @@ class OpenEnvTaskConfig(vf.TaskConfig):
     @field_validator("reward_clip")
     @classmethod
     def _ordered(cls, clip: tuple[float, float] | None) -> tuple[float, float] | None:
-        if clip is not None and clip[0] > clip[1]:
-            raise ValueError(f"reward_clip {list(clip)} has low > high; pass [low, high]")
-        return clip
+        return check_clip(clip)
 
 
 class OpenEnvTasksetConfig(vf.TasksetConfig):

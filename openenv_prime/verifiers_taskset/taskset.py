@@ -11,7 +11,7 @@ import verifiers.v1 as vf
 from openenv_prime.client import TaskAPIClient, TaskSource, open_task_source
 from openenv_prime.client.errors import RouteNotSupportedError
 from openenv_prime.client.render import EpisodeProtocol
-from openenv_prime.client.rewards import aggregate
+from openenv_prime.client.rewards import aggregate, clipped
 from openenv_prime.client.resetcheck import check_reset_plays_tasks_sync
 from openenv_prime.verifiers_taskset.config import OpenEnvTaskConfig, OpenEnvTasksetConfig
 from openenv_prime.verifiers_taskset.keys import check_unique, durable_id, family_of, task_key
@@ -40,11 +40,7 @@ class OpenEnvTask(vf.Task[OpenEnvTaskData, vf.State, OpenEnvTaskConfig]):
 
     @vf.reward
     async def openenv_return(self, trace: vf.Trace) -> float:
-        value = aggregate(_record(trace).get("rewards", []), self.config.reward_mode)
-        if self.config.reward_clip is not None:
-            low, high = self.config.reward_clip
-            value = min(max(value, low), high)
-        return value
+        return clipped(aggregate(_record(trace).get("rewards", []), self.config.reward_mode), self.config.reward_clip)
 
     @vf.metric
     async def openenv_steps(self, trace: vf.Trace) -> float:
