@@ -1,12 +1,13 @@
 """MLX trainer speed, in one run: (1) generation tokens/s of the trainer's sampler beside
 `mlx_lm.batch_generate` alone on the same model, prompts and batch; (2) where a training step's
-time goes (generation / environment / training / other) in a real run on the embedded chain_sum
-server; (3) `compare`: curriculum vs uniform on SmolLM2 + chain_sum, with the plot.
+time goes (generation / environment / training / other) in real runs, with and without the next step's
+resets prefetched during training, interleaved; (3) `compare`: curriculum vs uniform on SmolLM2 + chain_sum, with the plot.
 
     LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python benchmarks/bench_mlx.py speed --model tiny
     LD_PRELOAD=... .venv/bin/python benchmarks/bench_mlx.py speed --model smollm2
     LD_PRELOAD=... .venv/bin/python benchmarks/bench_mlx.py compare --steps 12 --out runs/compare
     LD_PRELOAD=... .venv/bin/python benchmarks/bench_mlx.py vs-mlx-lm-lora --rounds 2
+    LD_PRELOAD=... .venv/bin/python benchmarks/bench_mlx.py interrupt --tries 4
 
 `vs-mlx-lm-lora` installs mlx-lm-lora (not a dependency of this package) into `.venv-mlx-lm-lora/`
 beside the same mlx and mlx-lm versions, then times both trainers in alternating subprocesses on
@@ -89,7 +90,8 @@ def bench_generation(model, tokenizer, prompts, max_tokens: int, repeats: int) -
 
 def run_training(model: str, url: str, steps: int, out: Path, sampler: str = "curriculum", evals: bool = False,
                  seed: int = 0, family_field: str = "tier", every: int = 4, per_family: int = 4,
-                 resume: bool = False, max_new_tokens: int | None = None) -> Path:
+                 resume: bool = False, max_new_tokens: int | None = None, prefetch: bool = True,
+                 max_sessions: int = 64) -> Path:
     from openenv_prime.mlx_trainer.config import config_from_dict, load_config
     from openenv_prime.mlx_trainer.loop import train
 
@@ -104,7 +106,7 @@ def run_training(model: str, url: str, steps: int, out: Path, sampler: str = "cu
     data["model"]["path"] = model
     data["grpo"].update(tasks_per_step=tasks, group_size=group, max_new_tokens=max_new_tokens or new)
     data["sampler"] = {"name": sampler, "kwargs": {}}
-    data["environment"]["base_url"] = url
+    data["environment"].update(base_url=url, prefetch=prefetch, max_sessions=max_sessions)
     data["eval"].update(enabled=evals, every=every, tasks_per_family=per_family, max_new_tokens=max_new_tokens or new)
     train(config_from_dict(data), out, resume=resume, progress=False)
     return out
@@ -140,6 +142,9 @@ def speed(args) -> None:
 
     tasks, group, new = SETTINGS[args.model]
     batch = tasks * group
+    sessions = args.max_sessions or batch
+    modes = {"without prefetch": False, "with prefetch": True}
+    runs: dict[str, list[dict]] = {mode: [] for mode in modes}
     with tempfile.TemporaryDirectory() as tmp, environment(args.model, Path(tmp)) as (path, url, family, system):
         model, tok = load(path)
         apply_lora(model, load_config(None).lora.model_copy(update={"layers": -1 if args.model == "tiny" else 8}))
@@ -147,27 +152,77 @@ def speed(args) -> None:
         prompts = [p for p in prompts for _ in range(group)]
         ours, ref = bench_generation(model, tok, prompts, new, args.repeats)
         del model
-        run = run_training(path, url, args.steps, Path(tmp) / "run", family_field=family)
-        steps = [json.loads(l) for l in (run / "log.jsonl").read_text().splitlines() if '"step"' in l]
-        steps = [s for s in steps if s["type"] == "step"][1:] or steps  # the first step carries warm-up
+        for r in range(args.rounds):  # the two modes interleaved, so that the machine's load hits both alike
+            for mode, prefetch in modes.items():
+                run = run_training(path, url, args.steps, Path(tmp) / f"run-{r}-{prefetch}", family_field=family,
+                                   prefetch=prefetch, max_sessions=sessions)
+                steps = [s for s in map(json.loads, (run / "log.jsonl").read_text().splitlines()) if s["type"] == "step"]
+                runs[mode] += steps[1:] or steps  # the first step carries warm-up
     print(f"\nMLX trainer speed: model {args.model}, BLAS {detect_blas().kind}, batch {tasks} tasks x {group} = {batch}, "
-          f"{new} new tokens, {os.cpu_count()} CPUs\n")
+          f"{new} new tokens, {sessions} sockets ({-(-batch // sessions)} wave(s) a step), {os.cpu_count()} CPUs\n")
     print("| generation | tokens/s (median of %d) |" % args.repeats)
     print("|---|---|")
     print(f"| trainer `generate()` (BatchGenerator, EOS kept) | {ours:,.0f} |")
     print(f"| `mlx_lm.batch_generate` alone (same LoRA-wrapped model) | {ref:,.0f} |")
     print(f"| ratio trainer / batch_generate | **{ours / ref:.2f}x** |")
-    secs = {k: statistics.mean(s["seconds"][k] for s in steps) for k in ("generation", "environment", "training", "other")}
-    total = sum(secs.values())
-    in_trainer = statistics.mean(s["tokens_per_s"] for s in steps)
-    print(f"\n| step phase (mean of steps 2..{args.steps}) | seconds | share |")
-    print("|---|---|---|")
-    for k, v in secs.items():
-        print(f"| {k} | {v:.3f} | {v / total:.1%} |")
-    print(f"| **outside generation and training** | {secs['environment'] + secs['other']:.3f} | "
-          f"**{(secs['environment'] + secs['other']) / total:.1%}** |")
-    print(f"\ngeneration inside the training loop: {in_trainer:,.0f} tokens/s "
+    phases = ("generation", "environment", "training", "other")
+    mean = {mode: {k: statistics.mean(s["seconds"][k] for s in steps) for k in phases} for mode, steps in runs.items()}
+    total = {mode: sum(m.values()) for mode, m in mean.items()}
+    n = len(runs["with prefetch"])
+    print(f"\n| step phase (mean of {n} steps, {args.rounds} interleaved runs each) | "
+          + " | ".join(f"{mode}: s | share" for mode in modes) + " |")
+    print("|---|" + "---|---|" * len(modes))
+    for k in phases:
+        print(f"| {k} | " + " | ".join(f"{mean[m][k]:.3f} | {mean[m][k] / total[m]:.1%}" for m in modes) + " |")
+    outside = {m: mean[m]["environment"] + mean[m]["other"] for m in modes}
+    print("| **outside generation and training** | "
+          + " | ".join(f"{outside[m]:.3f} | **{outside[m] / total[m]:.1%}**" for m in modes) + " |")
+    print("| step | " + " | ".join(f"{total[m]:.3f} | 100%" for m in modes) + " |")
+    hidden = statistics.mean(s["prefetch_seconds"] for s in runs["with prefetch"])
+    print(f"\nwith prefetch: {hidden:.3f} s of resets a step ran while the step before trained; "
+          f"step time with / without prefetch: **{total['with prefetch'] / total['without prefetch']:.2f}x**")
+    in_trainer = statistics.mean(s["tokens_per_s"] for s in runs["with prefetch"])
+    print(f"generation inside the training loop: {in_trainer:,.0f} tokens/s "
           f"({in_trainer / ref:.2f}x batch_generate alone above)")
+
+
+def interrupt(args) -> None:
+    """How long `openenv-prime train` (the embedded default, evals off) takes to stop after Ctrl-C, sent at
+    spread-out moments of step 2 (generation or training), beside how long step 1's generation took."""
+    import signal
+    import subprocess
+
+    from openenv_prime.mlx_trainer.config import config_from_dict, dump_toml, load_config
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in range(args.tries):
+            run, cfg = Path(tmp) / f"run{k}", Path(tmp) / f"config{k}.toml"
+            data = load_config(None).model_dump()
+            data.update(steps=50, plot=False)
+            data["eval"]["enabled"] = False
+            cfg.write_text(dump_toml(config_from_dict(data)))
+            proc = subprocess.Popen([sys.executable, "-m", "openenv_prime", "train", str(cfg), "--out", str(run),
+                                     "--no-progress"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            while not (run / "checkpoints" / "step_000001" / "state.json").exists():
+                if proc.poll() is not None:
+                    raise SystemExit(f"train stopped before its first checkpoint: {proc.stderr.read()[-2000:]}")
+                time.sleep(0.01)
+            first = json.loads((run / "log.jsonl").read_text().splitlines()[-1])["seconds"]
+            delay = (k + 0.5) / args.tries * (first["generation"] + first["training"])
+            time.sleep(delay)
+            sent = time.perf_counter()
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=600)
+            rows.append((delay, time.perf_counter() - sent, proc.returncode, first, err.strip().splitlines()[-1][:90]))
+            print(f"try {k + 1}: stopped {rows[-1][1]:.2f} s after Ctrl-C (exit {proc.returncode})", file=sys.stderr, flush=True)
+    print(f"\nCtrl-C during step 2 of the default run (SmolLM2, {os.cpu_count()} CPUs)\n")
+    print("| Ctrl-C at (s into step 2) | step 1: generation s / training s | seconds to exit | exit status | last line |")
+    print("|---|---|---|---|---|")
+    for delay, took, code, first, line in rows:
+        print(f"| {delay:.1f} | {first['generation']:.1f} / {first['training']:.1f} | {took:.2f} | {code} | {line} |")
+    print(f"\nmedian {statistics.median(r[1] for r in rows):.2f} s, max {max(r[1] for r in rows):.2f} s to exit "
+          "(each includes writing the final checkpoint and closing the embedded server)")
 
 
 def compare(args) -> None:
@@ -475,7 +530,13 @@ def main() -> int:
     p.add_argument("--model", choices=sorted(SETTINGS), default="tiny")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--steps", type=int, default=4)
+    p.add_argument("--rounds", type=int, default=2, help="interleaved training runs per mode (prefetch off / on)")
+    p.add_argument("--max-sessions", type=int, default=0,
+                   help="sockets the trainer opens (environment.max_sessions); 0: one per episode of a step, one wave")
     p.set_defaults(func=speed)
+    i = sub.add_parser("interrupt", help="seconds from Ctrl-C to exit of `openenv-prime train` on its default")
+    i.add_argument("--tries", type=int, default=4)
+    i.set_defaults(func=interrupt)
     c = sub.add_parser("compare")
     c.add_argument("--steps", type=int, default=48)
     c.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])

@@ -108,6 +108,8 @@ class EnvironmentConfig(_Section):
     schedule: Literal["lockstep", "interleaved"] = "lockstep"
     # Concurrent /ws sessions the trainer opens (and, embedded, the server allows).
     max_sessions: int = Field(64, ge=1)
+    # Draw the next step's tasks and reset their first wave while this step trains (resume stays exact).
+    prefetch: bool = True
     env_name: str | None = None
     train_split: str = "train"
     test_split: str = "test"

@@ -13,9 +13,13 @@ them), so prefill work drops by the group size.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import mlx.nn as nn
+
+
+class GenerationStopped(RuntimeError):
+    """``generate`` was asked to stop (Ctrl-C): its batch is dropped, so a step it served leaves no trace."""
 
 
 @dataclass(frozen=True)
@@ -41,8 +45,13 @@ def generate(
     *,
     max_tokens: int,
     temperature: float,
+    stop: Callable[[], bool] | None = None,
 ) -> list[Completion]:
-    """Sample one completion per prompt, all in one batch; temperature 0 is greedy."""
+    """Sample one completion per prompt, all in one batch; temperature 0 is greedy.
+
+    ``stop`` is asked after every token: when it says True the batch is dropped (:class:`GenerationStopped`),
+    so that Ctrl-C during a long generation waits for one token, not for the whole batch.
+    """
     from mlx_lm.generate import BatchGenerator
     from mlx_lm.sample_utils import make_sampler
 
@@ -62,6 +71,8 @@ def generate(
         tokens: dict[int, list[int]] = {uid: [] for uid in uids}
         stopped: dict[int, bool] = {}
         while responses := gen.next_generated():
+            if stop is not None and stop():
+                raise GenerationStopped(f"generation stopped after {max(map(len, tokens.values()))} of {max_tokens} tokens")
             for r in responses:
                 tokens[r.uid].append(r.token)
                 if r.finish_reason is not None:

@@ -6,6 +6,10 @@ signal are dropped from the loss, so a curriculum learns which families are too 
 A step either completes (its update, counters and log line written by one job on the main thread) or leaves
 no trace (the sampler rewound), so the checkpoint written after an environment failure or a Ctrl-C is exactly
 the last completed step.
+
+While a step trains, the next step's tasks are already drawn and their first wave reset (``environment.prefetch``):
+the draw comes right after this step's updates, exactly where it would come otherwise, and the sampler state
+from before that draw is what a checkpoint saves, so a resumed run draws the same tasks.
 """
 
 from __future__ import annotations
@@ -27,6 +31,15 @@ from openenv_prime.mlx_trainer.rundir import RunStart, append_log, claim, plan_r
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
 
 __all__ = ["RunResult", "TrainingError", "TrainingInterrupted", "train"]
+
+
+@dataclass
+class _Prefetch:
+    """The next step's tasks, drawn early, their first wave being reset, and the sampler state before the draw."""
+
+    tasks: list
+    sampler_state: dict[str, Any]
+    wave: asyncio.Task
 
 
 @dataclass
@@ -75,6 +88,7 @@ class _Trainer:
         self.show_progress = progress
         self.state = TrainerState()
         self.mlx = MainThreadMLX()
+        self._prefetch: _Prefetch | None = None
 
     # ---- setup ------------------------------------------------------------------------------------
     def _load_model(self) -> None:
@@ -158,6 +172,7 @@ class _Trainer:
         except asyncio.CancelledError:
             interrupted = True
         finally:
+            await self._drop_prefetch()
             await self.runner.close()
         if interrupted:
             path = await self._checkpoint()
@@ -187,21 +202,56 @@ class _Trainer:
         ) from err
 
     async def _checkpoint(self) -> Path:
-        self.state.sampler = self.sampler.state_dict()
+        self.state.sampler = self._sampler_state()
         return await self.mlx.run(save_checkpoint, self.run_dir, self.model, self.optimizer, self.state, self.cfg.checkpoint.keep)
+
+    def _sampler_state(self) -> dict[str, Any]:
+        """The sampler's state as of the last completed step (before an early draw for the next one)."""
+        return self._prefetch.sampler_state if self._prefetch else self.sampler.state_dict()
 
     async def _step_or_nothing(self) -> dict[str, Any]:
         """One training step that either completes or leaves no trace (the sampler rewound), so a checkpoint
         taken after an error or an interrupt is exactly the last completed step."""
-        before = self.sampler.state_dict()
+        before = self._sampler_state()
         step = self.state.step + 1
         try:
             return await self._train_step()
         except BaseException:
             await self.mlx.barrier()  # a commit already running on the main thread finishes first
             if self.state.step < step:
+                await self._drop_prefetch()
                 self.sampler.load_state_dict(before)  # the step is lost: its draws must repeat on resume
             raise
+
+    def _prefetch_next(self, step: int) -> None:
+        """Draw step ``step + 1``'s tasks now and reset its first wave in the background while ``step`` trains."""
+        if not self.cfg.environment.prefetch or step >= self.cfg.steps or self._eval_due(step):
+            return  # an eval after this step closes the sockets; the last step has no next
+        cfg = self.cfg.grpo
+        state = self.sampler.state_dict()
+        tasks = self.sampler.sample(cfg.tasks_per_step)
+        wave = asyncio.create_task(self.runner.open_first_wave(tasks, cfg.group_size, step + 1))
+        self._prefetch = _Prefetch(tasks, state, wave)
+
+    async def _take_prefetch(self):
+        """This step's tasks and reset first wave, if drawn early; (None, None) otherwise."""
+        prefetch, self._prefetch = self._prefetch, None
+        if prefetch is None:
+            return None, None
+        t0 = time.perf_counter()
+        wave = await prefetch.wave
+        self.runner.times.environment += time.perf_counter() - t0  # what the overlap did not hide
+        return prefetch.tasks, wave
+
+    async def _drop_prefetch(self) -> None:
+        """Give back an early draw that will not be played: rewind the sampler, stop the resets, close their sockets."""
+        prefetch, self._prefetch = self._prefetch, None
+        if prefetch is None:
+            return
+        self.sampler.load_state_dict(prefetch.sampler_state)
+        prefetch.wave.cancel()
+        await asyncio.gather(prefetch.wave, return_exceptions=True)
+        await self.runner.close()
 
     async def _train_step(self) -> dict[str, Any]:
         from openenv_prime.mlx_trainer.grpo import group_advantages
@@ -212,8 +262,10 @@ class _Trainer:
         await self.mlx.run(seed_step, self.cfg.seed, step)
         started = time.perf_counter()
         self.runner.times = RolloutTimes()
-        tasks = self.sampler.sample(cfg.tasks_per_step)
-        groups = await self.runner.run_groups(tasks, cfg.group_size, step)
+        tasks, first_wave = await self._take_prefetch()
+        if tasks is None:
+            tasks = self.sampler.sample(cfg.tasks_per_step)
+        groups = await self.runner.run_groups(tasks, cfg.group_size, step, first_wave)
 
         batch: dict[str, list] = {"sequences": [], "masks": [], "advantages": []}
         with_signal = unscored_groups = 0
@@ -242,7 +294,9 @@ class _Trainer:
             "groups_with_signal": with_signal,
             "groups_unscored": unscored_groups,
             "sampler": cap_key_metrics(self.sampler.metrics(), self.cfg.sampler.log_keys),
+            "prefetch_seconds": first_wave.seconds if first_wave else 0.0,
         }
+        self._prefetch_next(step)
         return await self.mlx.run(self._commit, step, batch, rollouts, record, started)
 
     def _commit(self, step: int, batch: dict[str, list], rollouts: list, record: dict[str, Any], started: float) -> dict[str, Any]:

@@ -20,5 +20,6 @@ class TrainerPolicy:
     async def complete(self, prompts: list[list[dict]]) -> list[str]:
         ids = [render_prompt(self.tokenizer, messages) for messages in prompts]
         completions = await self.mlx.run(generate, self.model, self.tokenizer, ids,
-                                         max_tokens=self.max_new_tokens, temperature=0.0)
+                                         max_tokens=self.max_new_tokens, temperature=0.0,
+                                         stop=self.mlx.stopping)
         return [c.text for c in completions]

@@ -7,6 +7,8 @@ has taken ``max_steps`` steps. A reply that is no valid action is fed back to th
 verifiers taskset does; after ``max_invalid_actions`` of them the next one ends the episode.
 Episodes run in waves of at most ``max_sessions`` sockets (fewer when the server admits fewer), kept open from step to step (a reset starts the
 next episode on the same socket); every turn of a wave is one generation batch over its open episodes.
+A step's first wave can be reset ahead of time (:meth:`EpisodeRunner.open_first_wave`), while the previous
+step trains: on a small model the environment's round trips are otherwise a large share of a step.
 """
 
 from __future__ import annotations
@@ -113,6 +115,14 @@ class _Episode:
 
 
 @dataclass
+class OpenedWave:
+    """A wave reset ahead of its step: the episodes, and the seconds their resets took."""
+
+    episodes: list[_Episode]
+    seconds: float
+
+
+@dataclass
 class EpisodeRunner:
     model: nn.Module
     renderer: Renderer
@@ -162,36 +172,56 @@ class EpisodeRunner:
                 raise refused[0]
         return self._sessions[:n]
 
-    async def run_groups(self, tasks: list[Task], group_size: int, step: int) -> list[list[Rollout]]:
-        """One group of ``group_size`` rollouts per task, in the order of ``tasks``."""
+    async def run_groups(self, tasks: list[Task], group_size: int, step: int,
+                         first_wave: "OpenedWave | None" = None) -> list[list[Rollout]]:
+        """One group of ``group_size`` rollouts per task, in the order of ``tasks``; ``first_wave``: its
+        episodes already reset by :meth:`open_first_wave` for these tasks."""
         episodes = [(t, i) for t in tasks for i in range(group_size)]
         rollouts: list[Rollout] = []
+        if first_wave is not None:
+            rollouts.extend(await self._play(first_wave.episodes))
         while len(rollouts) < len(episodes):
-            t0 = time.perf_counter()
-            sessions = await self._open(min(self.max_sessions, len(episodes) - len(rollouts)))
-            self.times.environment += time.perf_counter() - t0
-            wave = episodes[len(rollouts):len(rollouts) + len(sessions)]
-            rollouts.extend(await self._wave(wave, sessions, step))
+            wave = await self._reset_wave(episodes[len(rollouts):], step, self.times)
+            rollouts.extend(await self._play(wave))
         return [rollouts[k * group_size:(k + 1) * group_size] for k in range(len(tasks))]
 
-    async def _wave(self, planned: list[tuple[Task, int]], sessions: list[EpisodeSession], step: int) -> list[Rollout]:
+    async def open_first_wave(self, tasks: list[Task], group_size: int, step: int) -> "OpenedWave":
+        """Open the sockets and reset the first wave of a step ahead of time; its seconds are kept apart
+        (they overlap another step's training) in ``OpenedWave.seconds``."""
+        times = RolloutTimes()
+        episodes = await self._reset_wave([(t, i) for t in tasks for i in range(group_size)], step, times)
+        return OpenedWave(episodes, times.environment)
+
+    async def _reset_wave(self, pending: list[tuple[Task, int]], step: int, times: RolloutTimes) -> list[_Episode]:
+        """Reset as many of ``pending`` as there are sockets; their episodes, ready for the first turn."""
+        t0 = time.perf_counter()
+        sessions = await self._open(min(self.max_sessions, len(pending)))
+        planned = pending[:len(sessions)]
         try:
-            t0 = time.perf_counter()
             openings = await asyncio.gather(*(
                 self.renderer.start(s, **self.reset_kwargs(task), episode_id=f"train-{step}-{task.split}-{task.index}-{i}")
                 for s, (task, i) in zip(sessions, planned)
             ))
-            self.times.environment += time.perf_counter() - t0
-            episodes = []
-            for s, (task, _), opening in zip(sessions, planned, openings):
-                ep = _Episode(task, s, self.chat.start(self.renderer.opening_messages(opening.text)), opening)
-                ep.done = ep.finished = opening.result.done
-                episodes.append(ep)
+        except BaseException:
+            await self.close()  # a failed socket must not be reused: its replies could be out of step
+            raise
+        times.environment += time.perf_counter() - t0
+        episodes = []
+        for s, (task, _), opening in zip(sessions, planned, openings):
+            ep = _Episode(task, s, self.chat.start(self.renderer.opening_messages(opening.text)), opening)
+            ep.done = ep.finished = opening.result.done
+            episodes.append(ep)
+        return episodes
+
+    async def _play(self, episodes: list[_Episode]) -> list[Rollout]:
+        """Turns until every episode of the wave is finished; each turn is one generation batch."""
+        try:
             while active := [ep for ep in episodes if not ep.finished]:
                 t1 = time.perf_counter()
                 completions = await self.mlx.run(generate, self.model, self.renderer.tokenizer,
                                                  [ep.transcript.tokens for ep in active],
-                                                 max_tokens=self.max_new_tokens, temperature=self.temperature)
+                                                 max_tokens=self.max_new_tokens, temperature=self.temperature,
+                                                 stop=self.mlx.stopping)
                 t2 = time.perf_counter()
                 await asyncio.gather(*(self._act(ep, c) for ep, c in zip(active, completions)))
                 self.times.generation += t2 - t1

@@ -8,8 +8,9 @@ mlx 0.32 on Linux can abort at interpreter exit ("terminate called without an ac
 computing on another thread.
 
 Ctrl-C (SIGINT) or SIGTERM does not raise in the middle of an MLX call: it cancels the trainer's task, which
-stops at its next ``await`` and can still save a checkpoint and close its sockets (the MLX call in progress
-finishes first). A second Ctrl-C raises ``KeyboardInterrupt`` at once.
+stops at its next ``await`` and can still save a checkpoint and close its sockets. The MLX call in progress
+finishes first, except a generation, which polls :meth:`MainThreadMLX.stopping` after every token and is
+dropped. A second Ctrl-C raises ``KeyboardInterrupt`` at once.
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ class MainThreadMLX:
         job: concurrent.futures.Future = concurrent.futures.Future()
         self._jobs.put((job, functools.partial(fn, *args, **kwargs)))
         return await asyncio.wrap_future(job)
+
+    def stopping(self) -> bool:
+        """True once a stop signal arrived: long MLX jobs that may be dropped (generation) poll it to end early."""
+        return self.interrupted is not None
 
     async def barrier(self) -> None:
         """Wait until every MLX job queued so far has finished (after a cancellation, before reading state)."""

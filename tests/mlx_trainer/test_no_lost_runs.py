@@ -173,3 +173,36 @@ def test_a_second_ctrl_c_stops_at_once():
 
     with pytest.raises(KeyboardInterrupt):
         mlx.drive(stubborn())
+
+
+def test_ctrl_c_during_a_generation_drops_it_after_one_token(tiny_model_dir):
+    """Ctrl-C does not wait for a long generation (tens of seconds on SmolLM2): the batch is dropped at the next token."""
+    from mlx_lm import load
+
+    from openenv_prime.mlx_trainer.generation import generate
+
+    model, tokenizer = load(str(tiny_model_dir))
+    prompts = [tokenizer.encode("abc"), tokenizer.encode("xyz")]
+    mlx = MainThreadMLX()
+    asked: list[bool] = []
+
+    def stop() -> bool:
+        if len(asked) == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # the handler runs on this (main) thread at the next bytecode
+        asked.append(mlx.stopping())
+        return asked[-1]
+
+    async def run() -> str:
+        try:
+            await mlx.run(generate, model, tokenizer, prompts, max_tokens=200, temperature=1.0, stop=stop)
+        except asyncio.CancelledError:
+            return "cancelled"
+        return "finished"
+
+    assert mlx.drive(run()) == "cancelled"
+    assert asked == [False, False, False, True]  # asked once per token, stopped at the first after the signal
+
+    control: list[int] = []  # without the signal the same generation runs on: the stop above cut it short
+    generate(model, tokenizer, prompts, max_tokens=200, temperature=1.0, stop=lambda: control.append(1) and False)
+    assert len(control) > 10

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -125,6 +126,8 @@ def test_log_lines_follow_the_contract(reference_run):
         assert set(s["seconds"]) == {"generation", "environment", "training", "other"}
         assert s["family_reward"].keys() == {"0"} and 0 <= s["reward"] <= 1
         assert s["tokens_per_s"] > 0 and "draws" in s["sampler"]
+    # Steps 2, 3, 5 and 6 were reset while the step before trained; the eval after step 3 closes the sockets.
+    assert [s["prefetch_seconds"] > 0 for s in steps] == [False, True, True, False, True, True]
     for e in evals:
         assert e["n"] == {"0": 2} and e["accuracy"].keys() == {"0"} and 0 <= e["overall"] <= 1
     assert result.state.finished and result.state.step == 6
@@ -147,6 +150,17 @@ def test_checkpoint_then_resume_equals_uninterrupted_run(reference_run, sft_mode
 
     again = train(make_config(sft_model, server), run_dir, resume=True, progress=False)
     assert again.already_finished and again.state.step == 6
+
+
+def test_prefetching_the_next_steps_resets_changes_nothing_but_time(reference_run, sft_model, server, tmp_path):
+    ref_dir, ref_rec, _ = reference_run
+    rec = []
+    train(make_config(sft_model, server, environment__prefetch=False), tmp_path / "run", sampler_wrapper=recorder(rec),
+          progress=False)
+    assert rec[0].draws == ref_rec.draws and rec[0].updates == ref_rec.updates
+    assert [s["reward"] for s in step_lines(tmp_path / "run")] == [s["reward"] for s in step_lines(ref_dir)]
+    assert all(s["prefetch_seconds"] == 0 for s in step_lines(tmp_path / "run"))
+    assert_same_adapters(tmp_path / "run", ref_dir)
 
 
 def test_sigkill_then_resume_loses_at_most_the_step_in_progress(reference_run, sft_model, server, tmp_path, capsys):
@@ -210,9 +224,17 @@ def test_ctrl_c_saves_the_last_completed_step_closes_sockets_and_resumes_exactly
     ref_dir, ref_rec, _ = reference_run
     run_dir = tmp_path / "run"
     with toy_server("0", max_sessions=16) as (url, _):  # exactly the 4 x 4 sockets the trainer opens
+        def interrupt_once_step_2_is_saved():
+            deadline = time.monotonic() + 120
+            while not (run_dir / "checkpoints" / "step_000002" / "state.json").exists() and time.monotonic() < deadline:
+                time.sleep(0.001)
+            os.kill(os.getpid(), signal.SIGINT)
+
         def wrap(sampler):
+            # Step 3's tasks are drawn while step 2 trains (prefetch): Ctrl-C comes once step 2 is saved, while
+            # step 3's first wave holds all 16 sockets or step 3 is generating.
             r = RecordingSampler(sampler)
-            r.on_sample = lambda n: os.kill(os.getpid(), signal.SIGINT) if n == 3 else None
+            r.on_sample = lambda n: threading.Thread(target=interrupt_once_step_2_is_saved).start() if n == 3 else None
             return r
 
         with pytest.raises(TrainingInterrupted) as err:
