@@ -5,6 +5,7 @@ checkpoint, a SIGKILL, or the environment server dying."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -161,6 +162,10 @@ def test_prefetching_the_next_steps_resets_changes_nothing_but_time(reference_ru
     assert [s["reward"] for s in step_lines(tmp_path / "run")] == [s["reward"] for s in step_lines(ref_dir)]
     assert all(s["prefetch_seconds"] == 0 for s in step_lines(tmp_path / "run"))
     assert_same_adapters(tmp_path / "run", ref_dir)
+    # Step 5's checkpoint was written while step 6's tasks were already drawn: it holds the state from before that draw.
+    saved = [json.loads((d / "checkpoints" / "step_000005" / "state.json").read_text())["sampler"]
+             for d in (tmp_path / "run", ref_dir)]
+    assert saved[0] == saved[1]
 
 
 def test_sigkill_then_resume_loses_at_most_the_step_in_progress(reference_run, sft_model, server, tmp_path, capsys):
