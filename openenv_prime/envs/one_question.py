@@ -30,6 +30,7 @@ class OneQuestionEnvironment(TaskAPIFromTaskset, Environment):
     FILTERS: tuple[str, ...] = ()
     """Reset arguments that narrow the pick by seed; the task set's `pick_index` takes them as keywords."""
     INDEX_AND_FILTER = "pass either index or {field} to reset, not both: the index already fixes it"
+    """The refusal of an index together with filter `{field}` (a subclass may word it for its one filter)."""
     observation_cls: type[Observation]
     state_cls: type[State]
 
