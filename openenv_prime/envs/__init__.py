@@ -2,5 +2,6 @@
 
 `chain_sum` (our chain_sum server), `reasoning_gym_tiers` (any reasoning-gym datasets in curriculum tiers) and
 `taskapi` (the Task API added to anyone's Environment class) hold the servers; only their `environment`,
-`app`, `wrap` and `classes` modules import the `openenv` package. The launcher, the CLI and the task layouts
+`app`, `wrap` and `classes` modules, and `one_question` (the episode the first two share), import the
+`openenv` package. The launcher, the CLI and the task layouts
 do not, so clients and tests can use them beside any openenv version."""
