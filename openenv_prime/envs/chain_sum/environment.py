@@ -52,6 +52,11 @@ class ChainSumEnvironment(OneQuestionEnvironment):
     def __init__(self, num_tiers: int = 5, schedule: str = "lockstep"):
         super().__init__(ChainSumTaskset(num_tiers, schedule))
 
+    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, split: Optional[str] = None,
+              index: Optional[int] = None, tier: Optional[int] = None, **kwargs: Any) -> ChainSumObservation:
+        """Start an episode on (split, index), or on a task picked by seed (within the filters given)."""
+        return super().reset(seed, episode_id, split, index, tier=tier, **kwargs)
+
     def score(self, reply: str, spec: dict[str, Any], entry: dict[str, Any]) -> tuple[float, float, str | None]:
         return score_reply(reply, entry)
 

@@ -53,6 +53,11 @@ class ReasoningGymTiersEnvironment(OneQuestionEnvironment):
     def __init__(self, datasets: Sequence[str] = ("chain_sum",), num_tiers: int = 3, per_tier: dict[str, int] | None = None):
         super().__init__(ReasoningGymTaskset(datasets, num_tiers, per_tier))
 
+    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, split: Optional[str] = None,
+              index: Optional[int] = None, dataset: Optional[str] = None, tier: Optional[int] = None, **kwargs: Any) -> ReasoningGymObservation:
+        """Start an episode on (split, index), or on a task picked by seed (within the filters given)."""
+        return super().reset(seed, episode_id, split, index, dataset=dataset, tier=tier, **kwargs)
+
     def score(self, reply: str, spec: dict[str, Any], entry: dict[str, Any]) -> tuple[float, float, str | None]:
         return score_reply(spec["dataset"], reply, entry)
 
