@@ -233,7 +233,7 @@ class _Trainer:
         wave = asyncio.create_task(self.runner.open_first_wave(tasks, cfg.group_size, step + 1))
         self._prefetch = _Prefetch(tasks, state, wave)
 
-    async def _take_prefetch(self):
+    async def _take_prefetch(self) -> tuple[list | None, Any]:
         """This step's tasks and reset first wave, if drawn early; (None, None) otherwise."""
         prefetch, self._prefetch = self._prefetch, None
         if prefetch is None:

@@ -173,7 +173,7 @@ class EpisodeRunner:
         return self._sessions[:n]
 
     async def run_groups(self, tasks: list[Task], group_size: int, step: int,
-                         first_wave: "OpenedWave | None" = None) -> list[list[Rollout]]:
+                         first_wave: OpenedWave | None = None) -> list[list[Rollout]]:
         """One group of ``group_size`` rollouts per task, in the order of ``tasks``; ``first_wave``: its
         episodes already reset by :meth:`open_first_wave` for these tasks."""
         episodes = [(t, i) for t in tasks for i in range(group_size)]
@@ -185,7 +185,7 @@ class EpisodeRunner:
             rollouts.extend(await self._play(wave))
         return [rollouts[k * group_size:(k + 1) * group_size] for k in range(len(tasks))]
 
-    async def open_first_wave(self, tasks: list[Task], group_size: int, step: int) -> "OpenedWave":
+    async def open_first_wave(self, tasks: list[Task], group_size: int, step: int) -> OpenedWave:
         """Open the sockets and reset the first wave of a step ahead of time; its seconds are kept apart
         (they overlap another step's training) in ``OpenedWave.seconds``."""
         times = RolloutTimes()
