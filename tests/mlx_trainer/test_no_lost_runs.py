@@ -187,10 +187,12 @@ def test_a_second_ctrl_c_stops_at_once():
 
 def test_ctrl_c_during_a_generation_drops_it_after_one_token(tiny_model_dir):
     """Ctrl-C does not wait for a long generation (tens of seconds on SmolLM2): the batch is dropped at the next token."""
+    import mlx.core as mx
     from mlx_lm import load
 
     from openenv_prime.mlx_trainer.generation import generate
 
+    mx.random.seed(0)  # the same samples every run: no early EOS can end the generation before the signal
     model, tokenizer = load(str(tiny_model_dir))
     prompts = [tokenizer.encode("abc"), tokenizer.encode("xyz")]
     mlx = MainThreadMLX()
@@ -214,6 +216,7 @@ def test_ctrl_c_during_a_generation_drops_it_after_one_token(tiny_model_dir):
     assert asked == [False, False, False, True]  # asked once per token, stopped at the first after the signal
 
     control: list[int] = []  # without the signal the same generation runs on: the stop above cut it short
+    mx.random.seed(0)
     generate(model, tokenizer, prompts, max_tokens=200, temperature=1.0, stop=lambda: control.append(1) and False)
     assert len(control) > 10
 
