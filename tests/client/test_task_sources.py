@@ -12,13 +12,12 @@ from openenv_prime.client import EpisodeSession, RouteNotSupportedError, TaskAPI
 from openenv_prime.client.resetcheck import ResetIgnoredError, check_reset_plays_tasks_sync
 from openenv_prime.client.tasklist import parse_task_list
 from openenv_prime.client.tasks import NO_FAMILY, load_sampler_tasks
-from tests.support.partial_task_api_server import TASKS
+from tests.support.partial_task_api_server import TASKS, seed_task_lines
 
 
 def seed_task_list(split: str = "test"):
     """Tasks of the no-task-api server: reset(seed=s) plays the number 10 + s."""
-    lines = [f'{{"split": "{split}", "id": "seed-{s}", "level": {(10 + s) % 2}, "reset": {{"seed": {s}}}}}' for s in range(1, 7)]
-    return parse_task_list(lines, source="seeds.jsonl")
+    return parse_task_list(seed_task_lines(split), source="seeds.jsonl")
 
 
 async def _prompts(url: str, kwargs_list: list[dict]) -> list[str]:

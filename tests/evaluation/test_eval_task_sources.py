@@ -14,6 +14,7 @@ import pytest
 from openenv_prime.client.resetcheck import ResetIgnoredError
 from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
 from tests.evaluation.test_eval_cli import _eval
+from tests.support.partial_task_api_server import seed_task_lines
 from tests.support.processes import free_port, serving
 from tests.support.scripted_openai import ScriptedOpenAIServer, last_user_text
 
@@ -39,9 +40,7 @@ def model_url():
 def seeds_file(tmp_path_factory):
     """The no-task-api server's tasks: reset(seed=s) plays the number 10 + s; level is its parity."""
     path = tmp_path_factory.mktemp("tasks") / "seeds.jsonl"
-    path.write_text("".join(
-        json.dumps({"split": "test", "id": f"seed-{s}", "level": (10 + s) % 2, "reset": {"seed": s}}) + "\n" for s in range(1, 7)
-    ))
+    path.write_text("".join(line + "\n" for line in seed_task_lines()))
     return path
 
 

@@ -15,6 +15,7 @@ tasks, spec ``{"id": "n-N", "level": N % 2, "target": N}`` for N = 11..16. KIND 
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any, Optional
 
@@ -25,6 +26,11 @@ from openenv.core.env_server.types import Action, ConcurrencyConfig, Observation
 TARGETS = list(range(11, 17))
 TASKS = [{"id": f"n-{n}", "level": n % 2, "target": n} for n in TARGETS]
 KINDS = ("list-tasks-only", "no-splits", "no-task-api", "ignores-reset", "constant-reset")
+
+
+def seed_task_lines(split: str = "test") -> list[str]:
+    """A task list (JSONL lines) for the ``no-task-api`` kind: reset(seed=s) plays N = 10 + s; level is N's parity."""
+    return [json.dumps({"split": split, "id": f"seed-{s}", "level": (10 + s) % 2, "reset": {"seed": s}}) for s in range(1, 7)]
 
 
 class SayAction(Action):

@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from openenv_prime.client.errors import RouteNotSupportedError
 from openenv_prime.client.resetcheck import ResetIgnoredError
 from openenv_prime.verifiers_taskset import OpenEnvTaskset, OpenEnvTasksetConfig
 from tests.evaluation.test_eval_task_sources import even_only
-from tests.support.partial_task_api_server import TASKS
+from tests.support.partial_task_api_server import TASKS, seed_task_lines
 from tests.support.scripted_openai import ScriptedOpenAIServer
 from tests.verifiers_taskset.test_taskset_cli_and_env_server import read_traces, vf_eval
 
@@ -23,9 +21,7 @@ def _load(url: str, **fields) -> list:
 @pytest.fixture(scope="module")
 def seeds_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("tasks") / "seeds.jsonl"
-    path.write_text("".join(
-        json.dumps({"split": "test", "id": f"seed-{s}", "level": (10 + s) % 2, "reset": {"seed": s}}) + "\n" for s in range(1, 7)
-    ))
+    path.write_text("".join(line + "\n" for line in seed_task_lines()))
     return path
 
 
