@@ -5,6 +5,7 @@ environment ended for an invalid action, and the switches (flags off, replay off
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 import pytest
 
@@ -15,6 +16,9 @@ from openenv_prime.client.errors import ConnectionDroppedError
 from openenv_prime.client.render import EpisodeProtocol
 from tests.support import rules_script
 from tests.support.rules_script import reply_to_messages
+
+
+EPISODE_IDS = itertools.count()  # the server drops each episode id's socket once: every episode here gets a new id
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +75,7 @@ def _play(url: str, task: str, rules: EpisodeRules) -> Episode:
         return [reply_to_messages(ep.chat) for ep in active]
 
     async def go():
-        episode = Episode(protocol, rules, {"split": "test", "index": index}, episode_id=f"unit-{task}-{id(rules)}",
+        episode = Episode(protocol, rules, {"split": "test", "index": index}, episode_id=f"unit-{task}-{next(EPISODE_IDS)}",
                           open_session=lambda: EpisodeSession(url))
         try:
             await episode.start(EpisodeSession(url))
