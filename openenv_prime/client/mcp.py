@@ -97,7 +97,7 @@ def parse_call(reply: str, tools: list[Tool] | None) -> dict:
     return {"type": "call_tool", "tool_name": name, "arguments": arguments}
 
 
-def observation_text(observation: dict) -> str | None:
+def tool_observation_text(observation: dict) -> str | None:
     """The text for a tool listing or a tool result; None for any other observation."""
     if isinstance(observation.get("tools"), list) and all(isinstance(t, dict) and "name" in t for t in observation["tools"]):
         return tools_text(tools_from(observation))

@@ -38,7 +38,7 @@ def observation_text(observation: dict, field: str | None = None, metadata: dict
         if field not in observation:
             raise KeyError(f"observation has no field {field!r}; its fields are {sorted(observation)}; name one of them (observation field)")
         return _value_text(observation[field])
-    special = mcp.observation_text(observation)
+    special = mcp.tool_observation_text(observation)
     if special is not None:
         return special
     shown = {k: v for k, v in observation.items() if k not in BOOKKEEPING and v not in _EMPTY}

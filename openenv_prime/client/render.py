@@ -1,21 +1,14 @@
 """Text in, text out: observations become the model's prompt text, replies become actions.
 
-A model sees text; an OpenEnv environment speaks JSON objects. Every episode loop (``openenv-prime eval``, the
-verifiers taskset, the MLX trainer) goes through :class:`EpisodeProtocol`, built once per environment from its
-action schema::
+A model sees text; an OpenEnv environment speaks JSON objects. The episode engine
+(:mod:`openenv_prime.client.episode`, which ``openenv-prime eval``, the verifiers taskset and the MLX trainer
+drive) goes through :class:`EpisodeProtocol`, built once per environment from its action schema::
 
     protocol = EpisodeProtocol(action_schema, action_field=None, observation_field=None)
     system = protocol.instructions("Solve the task.")       # the base prompt + what a reply must look like
     opening = await protocol.start(session, split="test", index=3)   # reset (+ the tool listing for MCP envs)
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": opening.text}]
-    while not done:
-        reply = model(messages)
-        try:
-            action = protocol.action(reply, opening)        # InvalidRequestError: tell the model, let it retry
-        except InvalidRequestError as error:
-            messages.append({"role": "user", "content": protocol.feedback(error)}); continue
-        result = await session.step(action)                 # the server may still reject it (InvalidRequestError)
-        text = protocol.text(result)                        # the next user message
+    action = protocol.action(reply, opening)                # InvalidRequestError (a ValueError) when it is none
+    text = protocol.text(await session.step(action))        # the next user message
 
 How replies and observations are read is in :mod:`~openenv_prime.client.actions`,
 :mod:`~openenv_prime.client.observations` and :mod:`~openenv_prime.client.mcp`. ``reply_to_action`` and
@@ -132,8 +125,3 @@ class EpisodeProtocol:
     def text(self, result: StepResult) -> str:
         """The user message for a reset or step result."""
         return observation_text(result.observation, self.observation_field, result.metadata)
-
-    @staticmethod
-    def feedback(error: Exception) -> str:
-        """The user message after an invalid reply: what was wrong, and to try again."""
-        return f"That reply is not a valid action ({error}). Try again."

@@ -43,11 +43,11 @@ def _serve_class(args: argparse.Namespace) -> int:
     if env_kwargs is not None and not isinstance(env_kwargs, dict):
         raise SystemExit(f"openenv-prime serve {args.env}: --env-kwargs must be a JSON object, e.g. '{{\"size\": 5}}'")
     if args.seeds is not None:
-        from openenv_prime.envs.taskapi.seeds import SeedSource
+        from openenv_prime.envs.taskapi.seeds import SeedTasks
 
         splits = [s.strip() for s in (args.splits or "train,test").split(",")]
         try:
-            tasks = SeedSource(args.seeds, splits)
+            tasks = SeedTasks(args.seeds, splits)
         except ValueError as error:
             raise SystemExit(f"openenv-prime serve {args.env}: --seeds/--splits: {error}")
     else:

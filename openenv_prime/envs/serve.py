@@ -132,9 +132,9 @@ def serve_with_tasks(
     sock = _bind(host, port)
     _skip_gradio_unless_web_ui()
     try:
-        from openenv_prime.envs.taskapi.tasklist import as_task_source
+        from openenv_prime.envs.taskapi.tasklist import as_task_provider
 
-        tasks = as_task_source(tasks)  # a bad task list fails here, before the slow openenv import
+        tasks = as_task_provider(tasks)  # a bad task list fails here, before the slow openenv import
         from openenv_prime.envs.taskapi.app import create_app_with_tasks
 
         app = create_app_with_tasks(env, tasks, **app_options)

@@ -16,7 +16,8 @@ CONFIG_FLAGS = {
     "per_family": "--per-family", "families": "--families", "seed": "--seed", "family_field": "--family-field",
     "id_field": "--id-field", "system_prompt": "--system-prompt", "observation_field": "--observation-field",
     "action_field": "--action-field", "reset_kwargs": "--reset-kwargs", "max_concurrency": "--max-concurrency",
-    "max_steps": "--max-steps", "max_invalid_actions": "--max-invalid-actions",
+    "max_steps": "--max-steps", "max_invalid_actions": "--max-invalid-actions", "reward_mode": "--reward-mode",
+    "reward_clip": "--reward-clip", "invalid_flags": "--invalid-flags", "invalid_flags_in_state": "--invalid-flags-in-state",
     "success_threshold": "--success-threshold", "timeout": "--timeout", "check_reset": "--no-reset-check",
 }
 
@@ -78,11 +79,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     episodes.add_argument("--reset-kwargs", type=_json_object, default={}, metavar="JSON",
                           help="extra reset arguments for every episode, a JSON object such as '{\"difficulty\": 2}' "
                           "(not split/index/episode_id)")
+    # the episode rules: the trainer's and the verifiers taskset's defaults (client/episode_rules.py)
     episodes.add_argument("--max-steps", type=int, default=16,
                           help="environment steps per episode; an episode still running then is counted as "
                           "truncated (default: %(default)s)")
-    episodes.add_argument("--max-invalid-actions", type=int, default=2,
-                          help="invalid replies fed back to the model before the episode gives up (default: %(default)s)")
+    episodes.add_argument("--max-invalid-actions", type=int, default=3,
+                          help="invalid replies fed back to the model; the next one ends the episode (default: %(default)s)")
+    episodes.add_argument("--reward-mode", choices=("sum", "last", "max"), default="sum",
+                          help="how the scored steps' rewards become the episode's reward, as in training (default: %(default)s)")
+    episodes.add_argument("--reward-clip", type=float, nargs=2, default=None, metavar=("LOW", "HIGH"),
+                          help="clip the episode's reward into [LOW, HIGH] (default: no clip)")
+    episodes.add_argument("--invalid-flags", nargs="*", default=["invalid_action", "invalid_move"], metavar="KEY",
+                          help="observation or metadata keys that, set to true, mark a step's action invalid: an "
+                          "episode the environment ends that way counts as ended by an invalid action (default: %(default)s)")
+    episodes.add_argument("--invalid-flags-in-state", action="store_true",
+                          help="also look for those keys in the environment's state() when it ends an episode "
+                          "(textarena keeps its flag there; one more message per episode)")
     episodes.add_argument("--success-threshold", type=float, default=1.0,
                           help="an episode whose total reward reaches this counts as solved (default: %(default)s)")
     episodes.add_argument("--no-reset-check", dest="check_reset", action="store_false",
@@ -166,6 +178,10 @@ def _main(args: argparse.Namespace) -> int:
         err.print(f"[yellow]warning:[/yellow] {result.truncated} of {len(result.results)} episodes were still running after "
                   f"--max-steps {result.config.max_steps} steps (truncated); raise --max-steps to let them finish",
                   highlight=False)
+    if result.ended_invalid:
+        err.print(f"[yellow]warning:[/yellow] {result.ended_invalid} of {len(result.results)} episodes ended on an invalid "
+                  "action (the model's replies were not actions, or the environment ended the episode for one); see "
+                  "each result's invalid_actions and stop", highlight=False)
     try:
         path = write_json(args.out, document)
     except OSError as exc:  # the eval is done: keep its results somewhere

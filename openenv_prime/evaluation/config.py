@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from openenv_prime.client.episode_rules import DEFAULT_RULES
+from openenv_prime.client.rewards import check_clip
 from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
 
 
@@ -30,12 +32,27 @@ class EvalConfig(BaseModel):
     action_field: str | None = Field(None, description="Action field that receives the reply text.")
     reset_kwargs: dict[str, Any] = Field(default_factory=dict, description="Extra arguments for every reset.")
     max_concurrency: int = Field(32, ge=1, description="Episodes open at once; also the policy's batch size.")
-    max_steps: int = Field(16, ge=1, description="Environment steps per episode before it is cut off (reported as truncated).")
-    max_invalid_actions: int = Field(2, ge=0, description="Rejected actions fed back to the model before giving up.")
+    # the episode rules (client/episode_rules.py): the same defaults as the trainer and the verifiers taskset
+    max_steps: int = Field(DEFAULT_RULES.max_steps, ge=1,
+                           description="Environment steps per episode before it is cut off (reported as truncated).")
+    max_invalid_actions: int = Field(DEFAULT_RULES.max_invalid_actions, ge=0,
+                                     description="Invalid replies fed back to the model; the next one ends the episode.")
+    reward_mode: Literal["sum", "last", "max"] = Field(DEFAULT_RULES.reward_mode,
+                                                       description="How the scored steps' rewards become the episode's reward.")
+    reward_clip: tuple[float, float] | None = Field(DEFAULT_RULES.reward_clip, description="Clip the episode's reward into [low, high].")
+    invalid_flags: list[str] = Field(list(DEFAULT_RULES.invalid_flags),
+                                     description="Observation/metadata keys that, set to true, mark a step's action invalid.")
+    invalid_flags_in_state: bool = Field(DEFAULT_RULES.invalid_flags_in_state,
+                                         description="Also look for the invalid flags in state() when the environment ends an episode.")
     success_threshold: float = Field(1.0, description="An episode whose total reward reaches this counts as solved.")
     timeout: float = Field(30.0, gt=0, description="Seconds to wait for any one server answer.")
     check_reset: bool = Field(True, description="Before the eval, reset two tasks (one twice) and fail when the "
                               "server does not play the task asked for.")
+
+    @field_validator("reward_clip")
+    @classmethod
+    def _ordered(cls, clip: tuple[float, float] | None) -> tuple[float, float] | None:
+        return check_clip(clip)
 
     @field_validator("reset_kwargs")
     @classmethod

@@ -30,7 +30,8 @@ def package_versions() -> dict[str, str]:
 
 
 def family_table(result: EvalResult, title: str | None = None) -> Table:
-    """Per-family accuracy, mean reward and counts, with an overall row."""
+    """Per-family accuracy, mean reward and counts, with an overall row. ``ended invalid``: episodes that ended on an
+    invalid action; ``unscored``: episodes the environment ended without a reward (left out of accuracy)."""
     family = result.config.family_field or "family"
     table = Table(title=title or f"{result.env_name} / {result.config.split}: accuracy per {family}")
     table.add_column(family, justify="right")
@@ -39,13 +40,15 @@ def family_table(result: EvalResult, title: str | None = None) -> Table:
     table.add_column("accuracy", justify="right")
     table.add_column("mean reward", justify="right")
     table.add_column("truncated", justify="right")
+    table.add_column("ended invalid", justify="right")
+    table.add_column("unscored", justify="right")
     for score in result.families:
         table.add_row(score.family, str(score.tasks), str(score.solved), f"{score.accuracy:.3f}", f"{score.mean_reward:.3f}",
-                      str(score.truncated))
+                      str(score.truncated), str(score.ended_invalid), str(score.unscored))
     solved = sum(s.solved for s in result.families)
     table.add_section()
     table.add_row("all", str(len(result.results)), str(solved), f"{result.accuracy:.3f}", f"{result.mean_reward:.3f}",
-                  str(result.truncated))
+                  str(result.truncated), str(result.ended_invalid), str(result.unscored))
     return table
 
 
@@ -64,6 +67,8 @@ def report_dict(result: EvalResult, model: dict[str, Any] | None = None) -> dict
         "results": [r.model_dump(mode="json") for r in result.results],
         "reconnects": result.reconnects,
         "truncated": result.truncated,
+        "ended_invalid": result.ended_invalid,
+        "unscored": result.unscored,
         "warnings": result.warnings,
         "elapsed_s": result.elapsed_s,
     }

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from openenv_prime.client.episode_rules import DEFAULT_RULES, EpisodeRules
 from openenv_prime.client.rewards import check_clip
 from openenv_prime.client.urls import http_base
 
@@ -119,13 +120,17 @@ class EnvironmentConfig(_Section):
     observation_field: str | None = None
     action_field: str | None = None
     timeout: float = Field(30.0, gt=0)
-    # Multi-turn episodes (names as in the verifiers taskset): environment steps per episode before it is cut
-    # off, invalid replies fed back to the model before the episode stops, and how per-step rewards
-    # (steps that return no reward are left out) become the episode's reward: "sum", "last" or "max", then clipped.
-    max_steps: int = Field(16, ge=1)
-    max_invalid_actions: int = Field(3, ge=0)
-    reward_mode: Literal["sum", "last", "max"] = "sum"
-    reward_clip: tuple[float, float] | None = None
+    # The episode rules, with the eval's and the verifiers taskset's names and defaults (client/episode_rules.py):
+    # environment steps per episode before it is cut off, invalid replies fed back to the model before the episode
+    # stops, how per-step rewards (steps that return no reward are left out) become the episode's reward ("sum",
+    # "last" or "max", then clipped), and the observation/metadata keys that, set to true, mark a step's action
+    # invalid (also looked up in the environment's state() when it ends an episode, if invalid_flags_in_state).
+    max_steps: int = Field(DEFAULT_RULES.max_steps, ge=1)
+    max_invalid_actions: int = Field(DEFAULT_RULES.max_invalid_actions, ge=0)
+    reward_mode: Literal["sum", "last", "max"] = DEFAULT_RULES.reward_mode
+    reward_clip: tuple[float, float] | None = DEFAULT_RULES.reward_clip
+    invalid_flags: tuple[str, ...] = DEFAULT_RULES.invalid_flags
+    invalid_flags_in_state: bool = DEFAULT_RULES.invalid_flags_in_state
 
     @field_validator("base_url")
     @classmethod
@@ -144,6 +149,12 @@ class EnvironmentConfig(_Section):
     @classmethod
     def _ordered(cls, clip: tuple[float, float] | None) -> tuple[float, float] | None:
         return check_clip(clip)
+
+    def rules(self) -> EpisodeRules:
+        """The episode rules these settings give."""
+        return EpisodeRules(max_steps=self.max_steps, max_invalid_actions=self.max_invalid_actions, reward_mode=self.reward_mode,
+                            reward_clip=self.reward_clip, invalid_flags=self.invalid_flags,
+                            invalid_flags_in_state=self.invalid_flags_in_state)
 
 
 class EvalSettings(_Section):

@@ -97,22 +97,23 @@ class _Trainer:
         self.model, self.tokenizer, self.optimizer = load_trainable(self.cfg)
 
     async def _setup(self) -> None:
-        from openenv_prime.client import TaskAPIClient
-        from openenv_prime.client.tasks import load_sampler_tasks, open_task_source
-        from openenv_prime.mlx_trainer.rollouts import EpisodeRules, EpisodeRunner, Renderer
+        from openenv_prime.client.setup import EnvironmentSetup
+        from openenv_prime.mlx_trainer.rollouts import EpisodeRunner, Renderer
         from openenv_prime.samplers import make_sampler
 
         cfg, env = self.cfg, self.cfg.environment
         await self.mlx.run(self._load_model)
-        with open_task_source(self.base_url, tasks=env.tasks, env_name=env.env_name, timeout=env.timeout) as source:
-            tasks = load_sampler_tasks(source, env.train_split, family_field=env.family_field,
-                                       family_setting="environment.family_field")
-            resets = {task.index: source.reset_kwargs(task.split, task.index) for task in tasks}
-            self.env_name = source.env_name
+        with EnvironmentSetup(self.base_url, tasks=env.tasks, env_name=env.env_name, timeout=env.timeout) as setup:
+            tasks = setup.sampler_tasks(env.train_split, family_field=env.family_field,
+                                        family_setting="environment.family_field", split_setting="environment.train_split")
+            resets = {task.index: setup.reset_kwargs(task.split, task.index) for task in tasks}
+            self.env_name = setup.env_name
             if env.check_reset:
-                await self._check_reset(source, len(tasks))
-        with TaskAPIClient(self.base_url, env_name=self.env_name, timeout=env.timeout) as api:
-            action_schema = api.action_schema()
+                note = await setup.check_reset(env.train_split, len(tasks), timeout=env.timeout)
+                if note is not None:
+                    print(f"note: {note}", file=sys.stderr)
+            protocol = setup.protocol(action_field=env.action_field, observation_field=env.observation_field,
+                                      action_setting="environment.action_field")
         if not tasks:
             where = env.tasks or self.base_url
             raise TrainingError(f"environment.train_split {env.train_split!r} has no tasks in {where}")
@@ -121,23 +122,13 @@ class _Trainer:
         except (TypeError, ValueError) as err:
             raise TrainingError(f"sampler.kwargs: {err}; see the {cfg.sampler.name} sampler's arguments") from None
         self.sampler = self.sampler_wrapper(sampler) if self.sampler_wrapper else sampler
-        self.renderer = Renderer(self.tokenizer, cfg.grpo.system_prompt, env.observation_field, env.action_field, action_schema)
+        self.renderer = Renderer(self.tokenizer, cfg.grpo.system_prompt, env.observation_field, protocol=protocol)
         self.runner = EpisodeRunner(
             self.model, self.renderer, self.mlx, self.base_url,
             max_sessions=min(env.max_sessions, cfg.grpo.group_size * cfg.grpo.tasks_per_step),
             max_new_tokens=cfg.grpo.max_new_tokens, temperature=cfg.grpo.temperature,
-            rules=EpisodeRules(env.max_steps, env.max_invalid_actions, env.reward_mode, env.reward_clip),
-            timeout=env.timeout, reset_kwargs=lambda task: resets[task.index],
+            rules=env.rules(), timeout=env.timeout, reset_kwargs=lambda task: resets[task.index],
         )
-
-    async def _check_reset(self, source, num_tasks: int) -> None:
-        """Refuse a server that plays other tasks than asked (ResetIgnoredError); print a note when it may."""
-        from openenv_prime.client.resetcheck import check_reset_plays_tasks
-
-        env = self.cfg.environment
-        note = await check_reset_plays_tasks(self.base_url, source, env.train_split, num_tasks, timeout=env.timeout)
-        if note is not None:
-            print(f"note: {note}", file=sys.stderr)
 
     async def _restore(self) -> bool:
         """Load the latest checkpoint; True when the run had already finished."""
@@ -347,8 +338,9 @@ class _Trainer:
             base_url=self.base_url, env_name=self.env_name, tasks=env.tasks, split=env.test_split, per_family=ev.tasks_per_family,
             seed=self.cfg.seed, family_field=env.family_field, system_prompt=self.cfg.grpo.system_prompt or None,
             observation_field=env.observation_field, action_field=env.action_field,
-            max_concurrency=min(32, env.max_sessions), timeout=env.timeout,
-            max_steps=env.max_steps, max_invalid_actions=env.max_invalid_actions, check_reset=env.check_reset,
+            max_concurrency=min(32, env.max_sessions), timeout=env.timeout, check_reset=env.check_reset,
+            max_steps=env.max_steps, max_invalid_actions=env.max_invalid_actions, reward_mode=env.reward_mode,
+            reward_clip=env.reward_clip, invalid_flags=list(env.invalid_flags), invalid_flags_in_state=env.invalid_flags_in_state,
         )
         policy = TrainerPolicy(self.model, self.tokenizer, ev.max_new_tokens or self.cfg.grpo.max_new_tokens, self.mlx)
         result = await run_eval_async(config, policy)

@@ -8,11 +8,10 @@ from typing import Any
 
 import verifiers.v1 as vf
 
-from openenv_prime.client import TaskAPIClient, TaskSource, open_task_source
+from openenv_prime.client import TaskSource
 from openenv_prime.client.errors import RouteNotSupportedError
 from openenv_prime.client.render import EpisodeProtocol
-from openenv_prime.client.rewards import aggregate, clipped
-from openenv_prime.client.resetcheck import check_reset_plays_tasks_sync
+from openenv_prime.client.setup import EnvironmentSetup
 from openenv_prime.verifiers_taskset.config import OpenEnvTaskConfig, OpenEnvTasksetConfig
 from openenv_prime.verifiers_taskset.keys import check_unique, durable_id, family_of, task_key
 
@@ -32,15 +31,19 @@ class OpenEnvTaskData(vf.TaskData):
 
 
 class OpenEnvTask(vf.Task[OpenEnvTaskData, vf.State, OpenEnvTaskConfig]):
-    """Scores what the episode loop left in `trace.info["openenv"]`."""
+    """Scores what the episode engine left in `trace.info["openenv"]`."""
 
     @property
     def key(self) -> str:
         return task_key(self.data.env_name, self.data.split, self.data.id or f"#{self.data.index}")
 
     @vf.reward
-    async def openenv_return(self, trace: vf.Trace) -> float:
-        return clipped(aggregate(_record(trace).get("rewards", []), self.config.reward_mode), self.config.reward_clip)
+    async def openenv_return(self, trace: vf.Trace) -> dict[str, float]:
+        """The episode's reward by the rule every consumer shares (`client/rewards.episode_reward`, with this task's
+        `reward_mode` and `reward_clip`). An episode the environment ended without scoring any step records no
+        reward at all (an empty result), so a sampler leaves it out instead of reading 0.0."""
+        reward = _record(trace).get("reward")
+        return {} if reward is None else {"openenv_return": reward}
 
     @vf.metric
     async def openenv_steps(self, trace: vf.Trace) -> float:
@@ -77,13 +80,13 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
 
     def load(self) -> list[OpenEnvTask]:
         config = self.config
-        with open_task_source(
+        with EnvironmentSetup(
             config.base_url, tasks=config.tasks, env_name=config.env_name, timeout=config.http_timeout,
             page_size=config.page_size,
-        ) as source:
+        ) as setup:
+            source = setup.source
             splits = config.splits if config.splits is not None else _listed_splits(source)
-            with TaskAPIClient(config.base_url, env_name=source.env_name, timeout=config.http_timeout) as api:
-                instructions = config.instructions or default_instructions(api.action_schema(), config.action_field)
+            instructions = config.instructions or default_instructions(setup.action_schema(), config.action_field)
             loaded = {split: source.specs(split) for split in splits}
             tasks = [
                 self._task(source, split, index, spec, instructions)
@@ -94,10 +97,8 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
             if config.check_reset:
                 split = next((split for split in splits if loaded[split]), None)
                 if split is not None:
-                    note = check_reset_plays_tasks_sync(
-                        config.base_url, source, split, len(loaded[split]), extra=config.reset_kwargs,
-                        timeout=config.message_timeout,
-                    )
+                    note = setup.check_reset_sync(split, len(loaded[split]), extra=config.reset_kwargs,
+                                                  timeout=config.message_timeout)
                     if note is not None:
                         warnings.warn(note, stacklevel=2)
         check_unique(task.key for task in tasks)

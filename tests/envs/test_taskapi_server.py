@@ -142,7 +142,7 @@ def guess(request, tasks_file, tmp_path_factory):
 @pytest.fixture(scope="module", params=["seeds-cli-010", "seeds-041", "callable-041"])
 def secret(request):
     """SecretToolsEnvironment (an MCPEnvironment) wrapped with 3 seeds per split, or `secret_tasks()`."""
-    from openenv_prime.envs.taskapi import SeedSource
+    from openenv_prime.envs.taskapi import SeedTasks
 
     if request.param == "seeds-cli-010":
         with local_server(SECRET, seeds=3, splits=["train", "test"], python=_python010()) as url, remote(url, request.param) as wire:
@@ -150,7 +150,7 @@ def secret(request):
     else:
         from tests.envs.sample_envs import SecretToolsEnvironment
 
-        tasks = SeedSource(3) if request.param == "seeds-041" else secret_tasks
+        tasks = SeedTasks(3) if request.param == "seeds-041" else secret_tasks
         with in_process(SecretToolsEnvironment, tasks, request.param) as wire:
             yield wire
 

@@ -39,7 +39,7 @@ def create_app_with_tasks(
     """The app: Task API routes under ``/{env_name}/...`` answered from `tasks`, episodes over ``/ws``.
 
     `env`: the environment class, or ``"MODULE:CLASS"`` (imported with `paths` first on sys.path).
-    `tasks`: a `TaskSource` (e.g. `SeedSource(100)`), a JSONL task-list path, or a callable returning
+    `tasks`: a `TaskProvider` (e.g. `SeedTasks(100)`), a JSONL task-list path, or a callable returning
     task-list records. `env_kwargs` go to the class's constructor. `max_sessions` defaults to 64, or 1
     for a class without ``SUPPORTS_CONCURRENT_SESSIONS`` (openenv refuses more for it).
     Raises ValueError/TypeError naming what is wrong before anything is served."""
