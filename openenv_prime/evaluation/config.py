@@ -34,8 +34,8 @@ class EvalConfig(BaseModel):
     max_invalid_actions: int = Field(2, ge=0, description="Rejected actions fed back to the model before giving up.")
     success_threshold: float = Field(1.0, description="An episode whose total reward reaches this counts as solved.")
     timeout: float = Field(30.0, gt=0, description="Seconds to wait for any one server answer.")
-    check_reset: bool = Field(True, description="Before the eval, reset two tasks (one twice) and fail when the "
-                              "server does not play the task asked for.")
+    check_reset: bool = Field(True, description="Before the eval, reset tasks in fresh sessions (task 0 twice) and fail "
+                              "when the server does not play the task asked for; warn when the environment itself is random.")
 
     @field_validator("reset_kwargs")
     @classmethod
