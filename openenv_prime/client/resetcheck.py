@@ -220,7 +220,7 @@ class _ResetCheck:
             f"task 0 of split {self.split!r} (reset with {first.kwargs}) started differently in two fresh sessions: "
             f"its {where} field {difference.describe()}"
         )
-        cause = self._randomness(first.kwargs)
+        cause = self._randomness({**await self._spec_seed(), **first.kwargs})
         if where == "state":
             return (
                 f"{seen}, while the observations agreed. The server at {self.base_url} plays the task it is asked for as far "
@@ -276,12 +276,24 @@ class _ResetCheck:
             f"(a fixed board or maze) show this too; then the results are right and {_SKIP}"
         )
 
+    async def _spec_seed(self) -> dict[str, Any]:
+        """``{"seed": S}`` when task 0's spec on a Task API names its seed (``serve --seeds`` specs do), else {}."""
+        api = getattr(self.source, "api", None)
+        if self.source.kind != "task api" or api is None:
+            return {}
+        try:
+            spec = await asyncio.to_thread(api.get_task, self.split, 0)
+        except OpenEnvError:
+            return {}
+        return {"seed": spec["seed"]} if isinstance(spec.get("seed"), int) else {}
+
     def _randomness(self, kwargs: dict[str, Any]) -> str:
         if "seed" in kwargs:
-            return (f"its reset was given seed={kwargs['seed']!r} and played two different games, so it takes the seed and "
-                    "does not use it (or takes none, and openenv drops it)")
-        return ("its reset draws from an RNG the task's reset arguments do not seed (one made unseeded in its constructor, "
-                "or a seed it takes and does not use); an RNG made with a fixed seed in the constructor would agree here")
+            return (f"its reset was given seed={kwargs['seed']!r} (task 0's) and played two different games, so it takes "
+                    "the seed and does not use it (or takes none, and openenv drops it)")
+        return ("its reset draws from an RNG the task's reset arguments do not seed (a process-wide one such as numpy's, "
+                "one made unseeded in its constructor, or a seed it takes and does not use); an RNG made with a fixed "
+                "seed in the constructor would agree here")
 
     def _consequence(self) -> str:
         return ("Each episode of a task is then another game: per-task results average over games, and the docs' "

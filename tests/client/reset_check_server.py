@@ -8,7 +8,7 @@ Their randomness is a per-process counter, not an RNG, so "two fresh sessions di
   second reset in one session plays another board and every fresh session the same one; ``reset(level)`` picks
   the task. Tasks: ``{"level": 0..2}``.
 - ``hidden-seed``: ``reset(seed)`` takes the seed and ignores it (as TextArena does); the secret it draws is in
-  the state, not in the observation. Tasks: ``{"seed": 1..4}``.
+  the state, not in the observation. Tasks: ``{"seed": 1..4}`` (their specs name the seed too).
 - ``shown-seed``: the same, but the observation shows what was drawn; ``reset(seed, level)``. Tasks: ``{"seed": 1..4}``.
 """
 
@@ -89,7 +89,7 @@ class ShownSeedEnvironment(_Game):
 def tasks(kind: str) -> list[dict[str, Any]]:
     if kind == "constructor-rng":
         return [{"split": "test", "id": f"level-{n}", "level": n, "reset": {"level": n}} for n in range(3)]
-    return [{"split": "test", "id": f"seed-{s}", "level": s % 2, "reset": {"seed": s}} for s in range(1, 5)]
+    return [{"split": "test", "id": f"seed-{s}", "level": s % 2, "seed": s, "reset": {"seed": s}} for s in range(1, 5)]
 
 
 CLASSES = dict(zip(KINDS, (ConstructorRngEnvironment, HiddenSeedEnvironment, ShownSeedEnvironment)))

@@ -86,9 +86,10 @@ def test_a_seed_taken_and_ignored_with_the_draw_in_the_state_warns(reset_servers
     assert re.search(r"state field `secret` was (\d+) then (\d+), while the observations agreed", note)
     assert "non-determinism" in note and "--no-reset-check" in note and "check_reset = false" in note
     assert "openenv-prime serve" not in note  # it is served that way already
+    assert "given seed=1 (task 0's) and played two different games" in note  # the spec names the seed
     with open_task_source(url, tasks=seed_list(), env_name="hidden") as listed:
         note = check_reset_plays_tasks_sync(url, listed, "test", 4)
-    assert note is not None and "given seed=1 and played two different games" in note
+    assert note is not None and "given seed=1 (task 0's) and played two different games" in note
 
 
 def test_a_shown_draw_on_a_server_that_reads_the_index_warns_as_the_environments_own(reset_servers):
@@ -105,7 +106,7 @@ def test_a_task_list_of_seeds_on_a_random_environment_warns_and_of_other_argumen
     url = reset_servers["shown-seed"]
     with open_task_source(url, tasks=seed_list(), env_name="shown") as source:
         note = check_reset_plays_tasks_sync(url, source, "test", 4)
-    assert note is not None and "given seed=1 and played two different games" in note and "`board[2]`" in note
+    assert note is not None and "given seed=1 (task 0's) and played two different games" in note and "`board[2]`" in note
     with open_task_source(url, tasks=seed_list(key="level"), env_name="shown") as source, pytest.raises(ResetIgnoredError) as caught:
         check_reset_plays_tasks_sync(url, source, "test", 4)
     text = str(caught.value)
