@@ -56,7 +56,7 @@ def last_observation(request: dict[str, Any], name: str) -> tuple[Any, str]:
 _ONE_OF = re.compile(r"\bone of:?\s+(?P<values>.+?)\s*(?:\((?:nothing else|[^()]*only)\)\s*)?\.?\s*$", re.IGNORECASE)
 # "legal_actions: [...]", "Valid moves: ...": a name saying legal and what (not textarena's "legal_players")
 _LEGAL_LINE = re.compile(
-    r"^\s*(?P<name>(?=[\w .-]*?(?:legal|valid|allowed|available|possible))(?=[\w .-]*?(?:action|move|choice|option|value))"
+    r"^\s*(?P<name>(?=[\w .-]*?(?:legal|valid|allowed|available|possible))(?=[\w .-]*?(?:action|move|choice|option|value|repl))"
     r"[\w .-]+?)\s*:\s*(?P<values>\S.*)$",
     re.IGNORECASE,
 )
@@ -156,7 +156,7 @@ def read_prompt(request: dict[str, Any]) -> Reading:
         fields = {m.group("name"): m for m in map(_FIELD_LINE.match, system.splitlines()) if m}
         required = [name for name, m in fields.items() if "required" in m.group("about")]
         stated = {name: _split_values(one.group("values")) for name, m in fields.items()
-                  if (one := _ONE_OF.search(m.group("text") or ""))}
+                  if (one := _ONE_OF.search(m.group("text") or "") or _LEGAL_LINE.match(m.group("text") or ""))}
         example_match = _EXAMPLE.search(system)
         try:
             example = json.loads(example_match.group("json")) if example_match else {}
@@ -172,13 +172,13 @@ def read_prompt(request: dict[str, Any]) -> Reading:
         pick = _typed(values[0], fields[target].group("about") if target in fields else "")
         reply = {**{k: v for k, v in example.items() if k in required}, target: pick}
         return Reading(values, pick, json.dumps(reply))
-    stated_line = next((m for m in map(_ONE_OF.search, system.splitlines()) if m), None)
+    stated_line = next((m for line in system.splitlines() for m in (_ONE_OF.search(line), _LEGAL_LINE.match(line)) if m), None)
     values = observed or (_split_values(stated_line.group("values")) if stated_line else []) or _range_values(request)
     if not values:
         return Reading([], None, "I do not know")
-    pick = values[0]
-    json_value = re.search(r"JSON value", system) is not None
-    return Reading(values, pick, json.dumps(pick) if json_value and isinstance(pick, str) else str(pick))
+    json_value = re.search(r"JSON value \(([^)]*)\)", system)
+    pick = _typed(values[0], json_value.group(1)) if json_value else values[0]
+    return Reading(values, pick, json.dumps(pick) if json_value else str(pick))
 
 
 def prompt_reader(request: dict[str, Any]) -> str:

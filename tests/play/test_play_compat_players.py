@@ -186,3 +186,12 @@ def test_the_matrix_imports_nothing_from_tests_and_serves_through_launch():
         assert not {m for m in imported if m and m.split(".")[0] == "tests"}, path
         assert "subprocess.Popen" not in path.read_text(), path  # servers start and stop in openenv_prime.envs.launch
     assert "openenv_prime.envs.launch" in imported
+
+
+def test_the_reader_takes_allowed_values_stated_as_a_line_of_the_reply_format():
+    system = 'Reply with only a JSON object for the action, with these fields:\n- "action" (string, required): allowed values: break, water, wait\nFor example: {"action": "..."}'
+    reading = compat.read_prompt(request(["grid: [1, 2]"], system))
+    assert reading.values == ["break", "water", "wait"] and json.loads(reading.reply) == {"action": "break"}
+    bare = compat.read_prompt(request(["Snake."], "Reply with only a JSON value (integer).\nAllowed values: 0, 1, 2"))
+    assert bare.values == ["0", "1", "2"] and bare.reply == "0"  # typed as the reply format says
+    assert compat.read_prompt(request(["legal_players: [0]"], "Reply with anything.")).values == []  # players, not moves
