@@ -220,33 +220,31 @@ class _ResetCheck:
             f"task 0 of split {self.split!r} (reset with {first.kwargs}) started differently in two fresh sessions: "
             f"its {where} field {difference.describe()}"
         )
-        cause = self._randomness({**await self._spec_seed(), **first.kwargs})
-        if where == "state":
-            return (
-                f"{seen}, while the observations agreed. The server at {self.base_url} plays the task it is asked for as far "
-                f"as the observation shows; the difference is the environment's own non-determinism, hidden in its state: "
-                f"{cause}. {self._consequence()}. {_SKIP}"
-            )
-        if self.source.kind == "task api":
+        if where == "observation" and self.source.kind == "task api":
             missing = await self._plays_missing_index()
             if missing is not None:
                 raise self._ignored(f"{seen}; and it played index {missing}, which split {self.split!r} does not have "
                                     f"({self.num_tasks} tasks), instead of refusing it")
+        elif where == "observation" and first.kwargs and "seed" not in first.kwargs:
+            raise self._ignored(
+                f"{seen}; either the environment's reset does not take {sorted(first.kwargs)} (openenv drops them) or it "
+                "is random beyond them",
+                also=f"If the environment is random by design for a given task (e.g. it picks a side or a start at random), {_SKIP}",
+            )
+        cause = f"{self._randomness({**await self._spec_seed(), **first.kwargs})}. {self._consequence()}. {_SKIP}"
+        if where == "state":
+            return (
+                f"{seen}, while the observations agreed. The server at {self.base_url} plays the task it is asked for as far "
+                f"as the observation shows; the difference is the environment's own non-determinism, hidden in its state: "
+                f"{cause}"
+            )
+        if self.source.kind == "task api":
             return (
                 f"{seen}. The server at {self.base_url} does play the task it is asked for (it refused index "
                 f"{self.num_tasks}, past the split's end), so the difference is the environment's own non-determinism: "
-                f"{cause}. {self._consequence()}. {_SKIP}"
+                f"{cause}"
             )
-        if not first.kwargs or "seed" in first.kwargs:
-            return (
-                f"{seen} (server {self.base_url}). This is the environment's own non-determinism: {cause}. "
-                f"{self._consequence()}. {_SKIP}"
-            )
-        raise self._ignored(
-            f"{seen}; either the environment's reset does not take {sorted(first.kwargs)} (openenv drops them) or it is "
-            "random beyond them",
-            also=f"If the environment is random by design for a given task (e.g. it picks a side or a start at random), {_SKIP}",
-        )
+        return f"{seen} (server {self.base_url}). This is the environment's own non-determinism: {cause}"
 
     async def _tasks_alike(self, starts: list[_Start]) -> str:
         indices = ", ".join(str(s.index) for s in starts)
@@ -283,7 +281,7 @@ class _ResetCheck:
             return {}
         try:
             spec = await asyncio.to_thread(api.get_task, self.split, 0)
-        except OpenEnvError:
+        except (OpenEnvError, ValueError):
             return {}
         return {"seed": spec["seed"]} if isinstance(spec.get("seed"), int) else {}
 
