@@ -139,7 +139,7 @@ def register(subparsers) -> None:
     own.add_argument("--seeds", type=int, default=None, metavar="N", help="N tasks per split, task i playing reset(seed=...) with the split's i-th seed")
     own.add_argument("--splits", default=None, metavar="A,B", help="with --seeds: split names (default train,test); seeds are disjoint across splits")
     own.add_argument("--path", action="append", default=None, metavar="DIR", help="put DIR first on sys.path to import MODULE (repeatable)")
-    own.add_argument("--env-name", default=None, help="name in the Task API routes /NAME/... (default from the class: GridWorldEnvironment -> grid_world_env)")
+    own.add_argument("--env-name", default=None, help="name in the Task API routes /NAME/... (default: the environment's package, the folder holding its server/, e.g. envs.textarena_env.server.environment -> textarena_env; outside such a package, from the class: GridWorldEnvironment -> grid_world_env)")
     own.add_argument("--action", default=None, metavar="MODULE:CLASS", help="action class (default: read from the environment class)")
     own.add_argument("--observation", default=None, metavar="MODULE:CLASS", help="observation class (default: read from the environment class)")
     own.add_argument("--env-kwargs", default=None, metavar="JSON", help="keyword arguments for the class's constructor, as a JSON object")

@@ -98,7 +98,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     episodes.add_argument("--success-threshold", type=float, default=1.0,
                           help="an episode whose total reward reaches this counts as solved (default: %(default)s)")
     episodes.add_argument("--no-reset-check", dest="check_reset", action="store_false",
-                          help="skip the check (three resets before the eval) that the server plays the task asked for")
+                          help="skip the check (three resets in fresh sessions before the eval) that the server plays the task asked for")
     run = p.add_argument_group("run")
     run.add_argument("--max-concurrency", type=int, default=32,
                      help="episodes open at once, i.e. the batch handed to the model (default: %(default)s)")

@@ -46,8 +46,8 @@ class EvalConfig(BaseModel):
                                          description="Also look for the invalid flags in state() when the environment ends an episode.")
     success_threshold: float = Field(1.0, description="An episode whose total reward reaches this counts as solved.")
     timeout: float = Field(30.0, gt=0, description="Seconds to wait for any one server answer.")
-    check_reset: bool = Field(True, description="Before the eval, reset two tasks (one twice) and fail when the "
-                              "server does not play the task asked for.")
+    check_reset: bool = Field(True, description="Before the eval, reset tasks in fresh sessions (task 0 twice) and fail "
+                              "when the server does not play the task asked for; warn when the environment itself is random.")
 
     @field_validator("reward_clip")
     @classmethod

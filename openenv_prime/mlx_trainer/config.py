@@ -99,8 +99,9 @@ class EnvironmentConfig(_Section):
     # A task list (JSONL, one task a line with its reset arguments) for a server without a Task API; its
     # splits replace the server's (train_split, test_split), and each episode resets with its line's `reset`.
     tasks: str | None = None
-    # Before training, reset two train tasks (one twice) and stop when the server plays other tasks than asked
-    # (openenv drops reset arguments the environment's reset() does not take); evals check their split too.
+    # Before training, reset train tasks in fresh sessions (task 0 twice) and stop when the server plays other tasks
+    # than asked (openenv drops reset arguments the environment's reset() does not take); a note when the environment
+    # itself is random (see openenv_prime.client.resetcheck); evals check their split too.
     check_reset: bool = True
     embedded: Literal["chain-sum"] = "chain-sum"
     tiers: int = Field(5, ge=1)

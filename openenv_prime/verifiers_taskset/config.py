@@ -70,7 +70,8 @@ class OpenEnvTasksetConfig(vf.TasksetConfig):
     """Extra arguments for every reset, besides the task's own (split and index, or a task list line's
     `reset`) and episode_id."""
     check_reset: bool = True
-    """At load, reset two tasks (one twice) and fail when the server does not play the task asked for."""
+    """At load, reset tasks in fresh sessions (task 0 twice) and fail when the server does not play the task asked for;
+    warn when the environment itself is random (see openenv_prime.client.resetcheck)."""
     max_sessions: int | None = Field(None, ge=1)
     """Open `/ws` sessions per process; None = unbounded (the server's cap still applies)."""
     capacity_wait: float = Field(60.0, ge=0)

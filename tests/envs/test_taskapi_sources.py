@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from openenv_prime.client.tasklist import TaskListError
 from openenv_prime.envs.errors import TaskIndexError, TaskRequestError
 from openenv_prime.envs.taskapi import SeedTasks, as_task_provider
-from openenv_prime.envs.taskapi.app import default_env_name
 from openenv_prime.envs.taskapi.classes import load_class, resolve_classes
 from openenv_prime.envs.taskapi.seeds import SEED_STRIDE
 from openenv_prime.envs.taskapi.wrap import with_task_api
@@ -191,14 +190,6 @@ def test_load_class_imports_from_a_checkout_path(tmp_path, monkeypatch):
         load_class("toy_checkout_envs.toy_env.needs_dep:Env", [tmp_path / "my_checkout"])
     with pytest.raises(ValueError, match="is not a directory"):
         load_class("toy_checkout_envs.toy_env.env:ToyEnvironment", [tmp_path / "missing"])
-
-
-@pytest.mark.parametrize(
-    "name, expected",
-    [("GridWorldEnvironment", "grid_world_env"), ("EchoEnvironment", "echo_env"), ("Connect4Environment", "connect4_env"), ("MazeEnv", "maze_env")],
-)
-def test_default_env_name_follows_openenvs_naming(name, expected):
-    assert default_env_name(type(name, (), {})) == expected
 
 
 def test_a_class_with_its_own_reset_async_gets_the_task_there_too():

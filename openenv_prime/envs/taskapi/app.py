@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import re
 from typing import Any
 
 from openenv.core.env_server.http_server import create_app
@@ -13,15 +12,10 @@ from openenv.core.env_server.types import ConcurrencyConfig
 
 from openenv_prime.envs.errors import add_task_error_handlers
 from openenv_prime.envs.taskapi.classes import load_class, resolve_classes
+from openenv_prime.envs.taskapi.naming import env_name_for
 from openenv_prime.envs.taskapi.wrap import with_task_api
 
 DEFAULT_MAX_SESSIONS = 64
-
-
-def default_env_name(env_cls: type) -> str:
-    """OpenEnv's naming: GridWorldEnvironment -> grid_world_env, EchoEnvironment -> echo_env."""
-    stem = re.sub(r"(Environment|Env)$", "", env_cls.__name__) or env_cls.__name__
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", stem).lower() + "_env"
 
 
 def create_app_with_tasks(
@@ -72,7 +66,7 @@ def create_app_with_tasks(
         factory,
         action_cls,
         observation_cls,
-        env_name=env_name or default_env_name(env_cls),
+        env_name=env_name or env_name_for(env_cls),
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=session_timeout),
         **extra,
     )
