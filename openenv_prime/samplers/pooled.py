@@ -15,6 +15,7 @@ import math
 import random
 from typing import Any, Iterable, Sequence
 
+from openenv_prime.samplers.keymetrics import flat_key_metrics, most_drawn
 from openenv_prime.samplers.pool import TaskPool
 from openenv_prime.samplers.rngstate import rng_from_json, rng_to_json
 from openenv_prime.samplers.statecheck import STATE_VERSION, parse_list, section
@@ -122,14 +123,14 @@ class PooledSampler:
         self._rng = random.Random(seed)
 
     def metrics(self, *, per_key: bool = True) -> dict[str, float]:
-        """Totals, and (unless ``per_key=False``) ``key/<key>/<name>`` for every key."""
+        """Totals, and (unless ``per_key=False``) every key's ``key_metrics`` under the flat names
+        ``key/<key>/<name>``: what a framework that logs flat names gets."""
         episodes = sum(self._episodes)
         groups = sum(self._groups)
         with_signal = sum(self._groups_with_signal)
         cost = math.fsum(self._cost)
-        draws = sum(self._draws)
         out: dict[str, float] = {
-            "draws": float(draws),
+            "draws": float(sum(self._draws)),
             "episodes": float(episodes),
             "cost": cost,
             "groups": float(groups),
@@ -140,15 +141,32 @@ class PooledSampler:
         }
         out.update(self._total_metrics())
         if per_key:
-            for slot, key in enumerate(self.pool.keys):
-                prefix = f"key/{key}/"
-                out[prefix + "draw_share"] = self._draws[slot] / draws if draws else 0.0
-                out[prefix + "episodes"] = float(self._episodes[slot])
-                out[prefix + "cost"] = self._cost[slot]
-                g = self._groups[slot]
-                out[prefix + "observed_signal"] = self._groups_with_signal[slot] / g if g else 0.0
-                for name, value in self._key_metrics(slot).items():
-                    out[prefix + name] = value
+            out.update(flat_key_metrics(self.key_metrics()))
+        return out
+
+    def key_metrics(self, keys: Iterable[str] | None = None, *, top: int | None = None) -> dict[str, dict[str, float]]:
+        """Per-key metrics as ``{key: {name: value}}``: for ``keys`` (unknown ones raise, naming the key),
+        for the ``top`` most drawn keys (most first, ties in pool order), or for every key in pool order."""
+        if keys is not None:
+            slots = [self.pool.slot_of(key) for key in keys]
+        elif top is not None:
+            if isinstance(top, bool) or not isinstance(top, int) or top < 0:
+                raise ValueError(f"key_metrics(top=...) needs an int >= 0 (how many keys), got {top!r}")
+            slots = most_drawn(self._draws, top)
+        else:
+            slots = range(len(self.pool.keys))
+        draws = sum(self._draws)
+        out = {}
+        for slot in slots:
+            g = self._groups[slot]
+            values = {
+                "draw_share": self._draws[slot] / draws if draws else 0.0,
+                "episodes": float(self._episodes[slot]),
+                "cost": self._cost[slot],
+                "observed_signal": self._groups_with_signal[slot] / g if g else 0.0,
+            }
+            values.update(self._key_metrics(slot))
+            out[self.pool.keys[slot]] = values
         return out
 
     # -- hooks --------------------------------------------------------------------------------

@@ -115,8 +115,15 @@ class RecordingSampler:
     def load_state_dict(self, state):
         self.inner.load_state_dict(state)
 
-    def metrics(self):
-        return self.inner.metrics()
+    def metrics(self, **options):
+        return self.inner.metrics(**options)
+
+    def key_metrics(self, keys=None, *, top=None):
+        return self.inner.key_metrics(keys, top=top)
+
+    @property
+    def pool(self):
+        return self.inner.pool
 
 
 def read_log(run_dir: Path) -> list[dict]:
