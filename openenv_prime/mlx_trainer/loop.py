@@ -275,7 +275,7 @@ class _Trainer:
                 unscored_groups += 1
                 continue
             rewards = [r.reward for r in scored]
-            self.sampler.update(task.key, rewards, costs=[r.generated_tokens for r in scored])
+            self.sampler.update(task, rewards, costs=[r.generated_tokens for r in scored])
             adv = (group_advantages(rewards, cfg.signal_tolerance, scale=cfg.loss != "dr_grpo")
                    if len(scored) >= 2 else None)
             if adv is None:

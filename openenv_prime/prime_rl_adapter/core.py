@@ -158,8 +158,8 @@ class SamplerCore:
             self.counts["lost_tokens"] += report.lost_cost
             return
         family = self.family_at[position]
-        try:
-            self.inner.update(family, report.rewards, report.costs)
+        try:  # the task itself, so that a sampler keeping evidence per task knows which it was
+            self.inner.update(self.references[position], report.rewards, report.costs)
         except (TypeError, ValueError) as exc:
             self._skip("rejected_groups", "rejected", f"the sampler rejected a group of family {family!r}: {exc}")
             return

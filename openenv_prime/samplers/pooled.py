@@ -30,6 +30,9 @@ FLOAT_STATS = ("cost",)
 class PooledSampler:
     """Base of the samplers: a fixed task pool, per-key group accounting, JSON state with RNG."""
 
+    # Settings that states saved before they existed held implicitly (``check_envelope``).
+    LEGACY_CONFIG: dict[str, Any] = {}
+
     def __init__(self, tasks: Iterable[Task] | TaskPool, *, seed: int = 0) -> None:
         self.pool = tasks if isinstance(tasks, TaskPool) else TaskPool(tasks)
         if isinstance(seed, bool) or not isinstance(seed, int):
@@ -61,13 +64,20 @@ class PooledSampler:
             out.append(tasks[position])
         return out
 
-    def update(self, key: str, rewards: Sequence[float], costs: Sequence[float] | None = None) -> None:
+    def update(self, key: str | Task, rewards: Sequence[float], costs: Sequence[float] | None = None) -> None:
+        """Report one scored group of ``key``, or of a task of this pool (``update(task, ...)``, which also
+        tells samplers that keep evidence per task which task it was)."""
+        position = None
         slot = self.pool.key_index.get(key) if type(key) is str else None
         if slot is None:
-            slot = self.pool.slot_of(key)  # raises the error that names the key
+            if isinstance(key, Task):
+                position = self.pool.position_of(key)  # raises the error that names the task
+                slot = self._key_of_task[position]
+            else:
+                slot = self.pool.slot_of(key)  # raises the error that names the key
         rewards_t, costs_t = check_group(rewards, costs)
         signal = has_spread(rewards_t, self._tolerance)
-        self._learn(slot, rewards_t, signal)
+        self._learn(slot, rewards_t, signal, position)
         self._episodes[slot] += len(rewards_t)
         self._groups[slot] += 1
         self._groups_with_signal[slot] += signal
@@ -94,7 +104,7 @@ class PooledSampler:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Load a ``state_dict()`` whole, or raise (ValueError naming the field) and change nothing."""
-        check_envelope(state, type(self).__name__, self.pool, self._config())
+        check_envelope(state, type(self).__name__, self.pool, self._config(), self.LEGACY_CONFIG)
         values = {"_rng": rng_from_json(state.get("rng"))}
         stats = section(state, "stats")
         k = len(self.pool.keys)
@@ -173,8 +183,8 @@ class PooledSampler:
     def _draw(self) -> int:
         raise NotImplementedError
 
-    def _learn(self, slot: int, rewards: tuple[float, ...], signal: bool) -> None:
-        """Use one validated group; must not raise."""
+    def _learn(self, slot: int, rewards: tuple[float, ...], signal: bool, position: int | None) -> None:
+        """Use one validated group (of the task at pool ``position``, when the caller said which); must not raise."""
 
     def _config(self) -> dict[str, Any]:
         return {"seed": self.seed}
@@ -198,8 +208,10 @@ class PooledSampler:
         return {}
 
 
-def check_envelope(state: Any, sampler: str, pool: TaskPool, config: dict[str, Any]) -> None:
-    """Refuse a state from another sampler class, version, task pool or configuration."""
+def check_envelope(state: Any, sampler: str, pool: TaskPool, config: dict[str, Any],
+                   legacy: dict[str, Any] | None = None) -> None:
+    """Refuse a state from another sampler class, version, task pool or configuration; a saved config
+    without a setting of ``legacy`` (from before that setting existed) counts as holding its value there."""
     if not isinstance(state, dict):
         raise TypeError(f"load_state_dict needs the dict from state_dict(), got {type(state).__name__}")
     if state.get("sampler") != sampler:
@@ -223,6 +235,8 @@ def check_envelope(state: Any, sampler: str, pool: TaskPool, config: dict[str, A
     if saved_pool != pool_summary(pool):
         raise ValueError(f"state_dict field pool is {saved_pool!r}, but this pool is {pool_summary(pool)!r}")
     saved_config = state.get("config")
+    if isinstance(saved_config, dict) and legacy:
+        saved_config = {**legacy, **saved_config}
     if not isinstance(saved_config, dict) or _without_seed(saved_config) != _without_seed(config):
         raise ValueError(
             f"this state was saved with config {saved_config!r}, but this sampler has {config!r}; "

@@ -106,7 +106,8 @@ class RecordingSampler:
         return tasks
 
     def update(self, key, rewards, costs=None):
-        self.updates.append((key, list(rewards), None if costs is None else list(costs)))
+        """``key``: a key, or the task itself (recorded by its key)."""
+        self.updates.append((getattr(key, "key", key), list(rewards), None if costs is None else list(costs)))
         self.inner.update(key, rewards, costs)
 
     def state_dict(self):
