@@ -1,121 +1,53 @@
 """Run every sampler in every world over seeds and print one table per world, plus a verdict.
 
-Per run (the same world layout and reward stream for every sampler of a seed):
-- area: the run's average of the mean p over learnable families (area under mean p, per episode);
-- mastery: episodes until every learnable family has p >= 0.9 at once (else the final mean p);
-and over the learning phase (until mastery, or the whole budget if never), as benchmarks/simulate_curriculum.py
-does (after mastery nothing is left to learn, and a sampler that finished sooner would be charged for it):
-- signal: share of groups that teach (a learnable family, successes that differ);
-- wasted: share of draws on unlearnable families (dead, coin-flip);
-- on >= 0.9: share of draws on families already at p >= 0.9 when drawn;
-- pred/obs: the sampler's own predicted signal (the curriculum's ``predicted_signal`` metric) over the observed
-  share of groups whose successes differ, both over the whole run.
-Wins: seeds on which the default curriculum (or the rule named by --wins-for) does better than that row's sampler
-(ties are no win).
+Run from the repository root: ``.venv/bin/python -m benchmarks.worlds [--seeds 10] [--worlds ...] [--quick]``.
+The simulator and its measures are in ``simulate.py``, the worlds in ``worlds.py``, the peers in
+``peers.py`` and ``peers2025.py``. Every sampler of a seed meets the same world layout and reward stream.
+Wins: seeds on which the default curriculum (or the rule named by --wins-for) does better than that row's
+sampler (ties are no win).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import random
 import statistics
 import time
-from dataclasses import dataclass
 from typing import Any, Callable
 
-from benchmarks.worlds import peers
+from benchmarks.worlds import peers, peers2025
+from benchmarks.worlds.simulate import Run, simulate
 from benchmarks.worlds.worlds import WORLDS, World
 
 DEFAULT = "curriculum"  # the package's default curriculum: the row the wins count for
 
 
-def _curriculum(**settings: Any) -> Callable[..., peers.Peer]:
-    return lambda k, g, seed, success: peers.Curriculum(k, g, seed, success, **settings)
-
-
-def _peer(cls: type[peers.Peer]) -> Callable[..., peers.Peer]:
-    return lambda k, g, seed, success: cls(k, g, seed, success)
+def _peer(cls: type[peers.Peer], **options: Any) -> Callable[..., peers.Peer]:
+    return lambda layout, g, seed, success: cls(layout, g, seed, success, **options)
 
 
 SAMPLERS: dict[str, Callable[..., peers.Peer]] = {
-    DEFAULT: _curriculum(),
-    "curriculum binary (RFC)": _curriculum(signal="binary"),
-    "curriculum variance": _curriculum(signal="variance"),
+    DEFAULT: peers.curriculum(),
+    "curriculum headroom (before)": peers.curriculum(signal="headroom"),
+    "curriculum binary (RFC)": peers.curriculum(signal="binary"),
+    "curriculum variance": peers.curriculum(signal="variance"),
     "uniform": _peer(peers.Uniform),
     "prime-rl pools": _peer(peers.PrimeRLDifficultyPools),
     "pools 10/80/10": _peer(peers.FixedFractionPools),
     "learnability p(1-p)": _peer(peers.Learnability),
     "learning progress": _peer(peers.LearningProgress),
+    "BOTS (tasks)": _peer(peers2025.BOTS, level=peers.TASKS),
+    "BOTS (families)": _peer(peers2025.BOTS, level=peers.FAMILIES),
+    "MoPPS (tasks)": _peer(peers2025.MoPPS, level=peers.TASKS),
+    "MoPPS (families)": _peer(peers2025.MoPPS, level=peers.FAMILIES),
+    "SEC": _peer(peers2025.SEC),
+    "SPEED-RL": _peer(peers2025.SPEEDRL),
+    "GRESO (tasks)": _peer(peers2025.GRESO, level=peers.TASKS),
+    "GRESO (families)": _peer(peers2025.GRESO, level=peers.FAMILIES),
     "oracle (reference)": _peer(peers.Oracle),
 }
 REFERENCES = ("oracle (reference)",)  # shown, not competed against
-OURS = (DEFAULT, "curriculum binary (RFC)", "curriculum variance")  # the package's own rules, not peers
-
-
-@dataclass
-class Run:
-    signal: float
-    area: float
-    mastery: float  # episodes; inf when never
-    final_p: float
-    wasted: float
-    on_mastered: float
-    predicted: float | None
-    observed: float
-
-
-def simulate(world_cls: type[World], make: Callable[..., peers.Peer], seed: int, budget: int | None = None) -> Run:
-    world = world_cls(seed)
-    k, g = len(world.kinds), world.group_size
-    sampler = make(k, g, seed, world.success_reward)
-    sampler.bind(world)
-    rng = random.Random(1_000_003 * seed + 17)  # the world's randomness: the same stream for every sampler
-    budget = budget or world.budget
-    learnable = world.learnable_index
-    pending: dict[int, list[tuple[int, list[float]]]] = {}
-    episodes = groups = teaching = differ = wasted = on_mastered = 0
-    area = 0.0
-    mastery = math.inf
-    step = 0
-    probs = world.probs()
-    while episodes < budget:
-        trained: set[int] = set()
-        for family in sampler.sample(world.batch):
-            p = probs[family]
-            rewards, successes = world.rewards(family, p, rng)
-            teaching += world.teach(family, successes)
-            differ += 0 < successes < g
-            wasted += not world.learnable[family]
-            on_mastered += p >= 0.9
-            trained.add(family)
-            pending.setdefault(step + world.delay(rng), []).append((family, rewards))
-            groups += 1
-        for family, rewards in pending.pop(step, ()):
-            sampler.update(family, rewards)
-        world.after_step(step, trained, rng)
-        episodes += world.batch * g
-        probs = world.probs()
-        mean_p = sum(probs[j] for j in learnable) / len(learnable)
-        area += mean_p * world.batch * g
-        if mastery == math.inf and all(probs[j] >= 0.9 for j in learnable):
-            mastery = episodes
-            phase = (groups, teaching, wasted, on_mastered)
-        step += 1
-    observed = differ / groups  # over the whole run, as the sampler's predicted_signal is
-    if mastery == math.inf:
-        phase = (groups, teaching, wasted, on_mastered)
-    groups, teaching, wasted, on_mastered = phase
-    return Run(
-        signal=teaching / groups,
-        area=area / episodes,
-        mastery=mastery,
-        final_p=mean_p,
-        wasted=wasted / groups,
-        on_mastered=on_mastered / groups,
-        predicted=sampler.predicted_signal(),
-        observed=observed,
-    )
+OURS = (DEFAULT, "curriculum headroom (before)", "curriculum binary (RFC)", "curriculum variance")  # the package's own rules
 
 
 def mastery_better(a: Run, b: Run) -> bool:
@@ -179,7 +111,8 @@ def table(world_cls: type[World], results: dict[str, list[Run]], budget: int, he
     kinds = {kind: w.kinds.count(kind) for kind in dict.fromkeys(w.kinds)}
     lines.append(
         f"### world `{world_cls.name}`: {' '.join(world_cls.__doc__.split(chr(10) + chr(10))[0].split())}\n"
-        f"{', '.join(f'{v} {k}' for k, v in kinds.items())} families; G={w.group_size}, {w.batch} groups/step, "
+        f"{', '.join(f'{v} {k}' for k, v in kinds.items())} families of {w.tasks_per_family} tasks; "
+        f"G={w.group_size}, {w.batch} groups/step, "
         f"{budget:,} episodes, {n} seeds. Cells: median [min, max]; wins: seeds where `{hero}` beats the row.\n"
     )
     head = ("sampler", "signal", "area mean p", "mastery (episodes or final p)", "wasted", "on p>=0.9", "pred/obs",
@@ -248,7 +181,7 @@ def run_suite(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.worlds", description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10, help="seeds per world and sampler (default 10)")
     parser.add_argument("--worlds", nargs="+", default=list(WORLDS), choices=list(WORLDS), metavar="WORLD",
                         help=f"worlds to run (default all: {', '.join(WORLDS)})")
