@@ -156,12 +156,14 @@ class SEC(Peer):
     batch's categories from softmax(Q / tau) (Boltzmann); the reward of a category is the mean absolute GRPO
     advantage of its rollouts this step (advantage = (r - mean) / (std + 1e-6) within the group, std with
     Bessel's correction as in verl), and ``Q <- alpha r + (1 - alpha) Q`` (TD(0)) for the categories drawn.
-    Settings (the paper's runs): alpha = 0.5, Q starts at 0; tau = 0.4 (math; 1.0 for Countdown and Zebra,
-    0.2 for the 2-D curriculum); tau 0.4 led tau 1.0 in these worlds. The released code also moves the
-    categories not drawn toward 0; this follows the paper and leaves them."""
+    Settings (the paper's runs, as the released scripts give them): alpha = 0.5, Q starts at 0; tau = 1.0
+    (Countdown), 0.4 (math), 0.2 (the 2-D curriculum). Here tau = 0.2, the strongest of the three in these
+    worlds (5 seeds, area under mean p: random 0.789 / 0.770 / 0.748 for tau 0.2 / 0.4 / 1.0, ordered 0.874 /
+    0.845 / 0.804). The released code also moves the categories not drawn toward 0; this follows the paper and
+    leaves them."""
 
     ALPHA = 0.5
-    TAU = 0.4
+    TAU = 0.2
 
     def __init__(self, *args: Any, tau: float | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
