@@ -187,18 +187,20 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"worlds to run (default all: {', '.join(WORLDS)})")
     parser.add_argument("--samplers", nargs="+", default=list(SAMPLERS), choices=list(SAMPLERS), metavar="NAME",
                         help="samplers to run; must include the --wins-for one (default all)")
-    parser.add_argument("--wins-for", default=DEFAULT, choices=list(OURS), metavar="NAME",
+    parser.add_argument("--wins-for", nargs="+", default=[DEFAULT], choices=list(OURS), metavar="NAME",
                         help=f"which of the package's rules the wins and the verdict are counted for: {', '.join(OURS)} "
-                             f"(default {DEFAULT!r}, the package default)")
+                             f"(default {DEFAULT!r}, the package default); several: the tables for the first, a summary "
+                             f"for each, all from the same runs")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every world's episode budget (default 1)")
     parser.add_argument("--lr-scale", type=float, default=1.0,
                         help="multiply every world's learning rate (default 1; e.g. 0.4 with --scale 2.5: slower learning)")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke test in seconds: 3 seeds, 10%% of each budget (numbers mean little)")
     args = parser.parse_args(argv)
-    hero = args.wins_for
-    if hero not in args.samplers:
-        parser.error(f"--samplers must include {hero!r}: the wins are counted for it (--wins-for)")
+    heroes = args.wins_for
+    missing = [hero for hero in heroes if hero not in args.samplers]
+    if missing:
+        parser.error(f"--samplers must include {missing[0]!r}: the wins are counted for it (--wins-for)")
     seeds, scale = (3, 0.1) if args.quick else (args.seeds, args.scale)
     if seeds < 1 or scale <= 0 or args.lr_scale <= 0:
         parser.error("--seeds must be >= 1, --scale and --lr-scale > 0")
@@ -206,8 +208,10 @@ def main(argv: list[str] | None = None) -> int:
     results = run_suite(args.worlds, args.samplers, seeds, scale, args.lr_scale)
     for world_name, by_sampler in results.items():
         cls = WORLDS[world_name]
-        print(table(cls, by_sampler, max(cls.batch * cls.group_size, int(cls.budget * scale)), hero) + "\n")
-    print(summary(results, hero))
-    passed = sum(verdict(r, hero)[0] for r in results.values())
-    print(f"\n`{hero}` meets the bar in {passed}/{len(results)} worlds ({time.perf_counter() - start:.1f} s)")
+        print(table(cls, by_sampler, max(cls.batch * cls.group_size, int(cls.budget * scale)), heroes[0]) + "\n")
+    seconds = time.perf_counter() - start
+    for hero in heroes:
+        print(summary(results, hero))
+        passed = sum(verdict(r, hero)[0] for r in results.values())
+        print(f"\n`{hero}` meets the bar in {passed}/{len(results)} worlds ({seconds:.1f} s)\n")
     return 0
