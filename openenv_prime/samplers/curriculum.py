@@ -167,31 +167,26 @@ class CurriculumSampler(PooledSampler):
     def _draw(self) -> int:
         tree = self._tree
         slot = tree.find(self._rng.random() * tree.total)
+        # The key's estimate: a task's own is read after its record made it look promising, so it would be
+        # biased upward (the winner's curse); the key's is not (docs/samplers.md, pred/obs).
+        self._predicted_sum[slot] += self._signal_now[slot]
         position = self._cycles.next(slot, self._rng)
-        if self._task_evidence:
-            position, predicted = self._thinned(slot, position)
-        else:
-            predicted = self._signal_now[slot]
-        self._predicted_sum[slot] += predicted
-        return position
+        return self._thinned(slot, position) if self._task_evidence else position
 
-    def _thinned(self, slot: int, position: int) -> tuple[int, float]:
+    def _thinned(self, slot: int, position: int) -> int:
         """The key's next task in its cycle, skipping tasks in proportion to how much less promising their
-        own evidence makes them than the key (taskevidence.py); and the kept task's predicted signal."""
+        own evidence makes them than the key (taskevidence.py)."""
         evidence = self._task_evidence
         p_key = self._p(slot)
-        p = evidence.estimate(position, p_key)
-        if p is None:
-            return position, self._signal_now[slot]
         w_key = self._task_weight(p_key)
         for proposal in range(1, MAX_PROPOSALS + 1):
-            w = self._task_weight(p)
-            if w >= w_key or proposal == MAX_PROPOSALS or self._rng.random() * w_key < w:
-                return position, self._group_signal(p)
-            position = self._cycles.next(slot, self._rng)
             p = evidence.estimate(position, p_key)
             if p is None:
-                return position, self._signal_now[slot]
+                return position
+            w = self._task_weight(p)
+            if w >= w_key or proposal == MAX_PROPOSALS or self._rng.random() * w_key < w:
+                return position
+            position = self._cycles.next(slot, self._rng)
         raise AssertionError("unreachable: the last proposal is always kept")
 
     def _learn(self, slot: int, rewards: tuple[float, ...], signal: bool, position: int | None) -> None:
