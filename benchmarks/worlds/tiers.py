@@ -28,6 +28,7 @@ SAMPLERS: dict[str, Callable[..., peers.Peer]] = {
     "sequential (shuffled)": peers.sequential("shuffled"),
     "uniform": peers.uniform(),
     "curriculum": peers.curriculum(),
+    "curriculum (headroom, before)": peers.curriculum(signal="headroom"),
     "curriculum (binary, RFC)": peers.curriculum(signal="binary"),
 }
 SWEEP = (  # (next_transfer, logit_step): how much easier tiers help harder ones, and how steep the tiers are
@@ -71,15 +72,14 @@ def report(results: dict[str, list[Run]], seeds: int, budget: int, seconds: floa
     print(
         f"{w.tiers} tiers x {w.tasks_per_family} tasks, group size {w.group_size}, batch {w.batch}, lr {w.lr}, "
         f"transfer {w.next_transfer}, budget {budget:,} episodes, {seeds} seeds ({seconds:.1f} s). "
-        f"Cells: median [min, max] over seeds."
+        f"Cells: median [min, max] over seeds.\n"
     )
-    header = f"{'sampler':26} {'groups with signal':>26} {'episodes to all p>=0.9':>34} {'signal per 1k tokens':>26}"
-    print(header)
-    print("-" * len(header))
+    print("| sampler | groups with signal | episodes until every tier p >= 0.9 | signal per 1k tokens |")
+    print("|---|---:|---:|---:|")
     for name, runs in results.items():
         print(
-            f"{name:26} {spread([r.signal for r in runs], '.3f'):>26} {spread([r.mastery for r in runs], ',.0f'):>34} "
-            f"{spread([r.signal_per_kilotoken for r in runs], '.3f'):>26}"
+            f"| {name} | {spread([r.signal for r in runs], '.3f')} | {spread([r.mastery for r in runs], ',.0f')} "
+            f"| {spread([r.signal_per_kilotoken for r in runs], '.3f')} |"
         )
     if "curriculum" in results:
         runs = results["curriculum"]
@@ -92,26 +92,31 @@ def report(results: dict[str, list[Run]], seeds: int, budget: int, seconds: floa
         share = [c.signal / u.signal for c, u in zip(cur, uni)]
         faster = sum(c.mastery < u.mastery for c, u in zip(cur, uni))
         higher = sum(s > 1 for s in share)
-        print(f"curriculum / uniform, signal share:          {spread(share, '.2f')}  (curriculum higher on {higher}/{len(share)} seeds)")
-        print(f"uniform / curriculum, episodes to all solved: {speedups(cur, uni, budget)}  (curriculum faster on {faster}/{len(cur)} seeds)")
+        print(f"curriculum / uniform, signal share: {spread(share, '.2f')} (curriculum higher on {higher}/{len(share)} seeds)")
+        print(f"uniform / curriculum, episodes to all solved: {speedups(cur, uni, budget)} "
+              f"(curriculum faster on {faster}/{len(cur)} seeds)")
+    for other in ("curriculum (headroom, before)", "curriculum (binary, RFC)"):
+        if "uniform" in results and other in results:
+            runs, uni = results[other], results["uniform"]
+            share = [c.signal / u.signal for c, u in zip(runs, uni)]
+            print(f"{other} / uniform: signal share {spread(share, '.2f')}, episodes {speedups(runs, uni, budget)}")
 
 
 def sweep(seeds: int, budget: int) -> None:
     """Curriculum-vs-uniform ratios as the world changes: how much the result rests on one setting."""
     print(
         f"\nsensitivity ({seeds} seeds each; median [min, max]; 'never' = not solved in the budget; "
-        f">= : uniform never solved, its run counted as the whole budget)"
+        f">= : uniform never solved, its run counted as the whole budget)\n"
     )
-    header = f"{'transfer':>8} {'logit step':>10} {'signal share cur/uni':>24} {'episodes uni/cur':>26} {'cur episodes':>30}"
-    print(header)
-    print("-" * len(header))
+    print("| transfer to next tier | logit step between tiers | signal share cur/uni | episodes uni/cur | curriculum episodes |")
+    print("|---:|---:|---:|---:|---:|")
     for transfer, step in SWEEP:
         world = tiers_world(transfer, step)
         cur, uni = run("curriculum", seeds, world, budget), run("uniform", seeds, world, budget)
         share = [c.signal / u.signal for c, u in zip(cur, uni)]
         print(
-            f"{transfer:>8} {step:>10} {spread(share, '.2f'):>24} {speedups(cur, uni, budget):>26} "
-            f"{spread([c.mastery for c in cur], ',.0f'):>30}"
+            f"| {transfer} | {step} | {spread(share, '.2f')} | {speedups(cur, uni, budget)} "
+            f"| {spread([c.mastery for c in cur], ',.0f')} |"
         )
 
 
