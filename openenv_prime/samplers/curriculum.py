@@ -60,6 +60,7 @@ HISTORY_COLUMNS = (*INT_STATS, *FLOAT_STATS, "updates", *_EVIDENCE)
 class CurriculumSampler(PooledSampler):
     # Settings that states saved before they existed held implicitly: such states load as saved with these.
     LEGACY_CONFIG = {"within": "cycle"}
+
     def __init__(
         self,
         tasks: Iterable[Task] | TaskPool,
@@ -150,18 +151,19 @@ class CurriculumSampler(PooledSampler):
         g = self.group_size
         return max(0.0, 1.0 - p**g - (1.0 - p) ** g)
 
+    def _headroom(self, p: float) -> float:
+        """min(1, 2(1-p)) to the mode's power: what discounts a nearly solved key (or task)."""
+        return min(1.0, 2.0 * (1.0 - p)) ** self._power if self._power else 1.0
+
     def _weight(self, slot: int, estimate: float) -> float:
         """The key's sampling weight, from its predicted signal (see the module docstring)."""
         if self._power:
-            estimate *= min(1.0, 2.0 * (1.0 - self._p(slot))) ** self._power
+            estimate *= self._headroom(self._p(slot))
         return estimate + self.epsilon
 
     def _task_weight(self, p: float) -> float:
         """The weight of a success rate without the floor: what thins a key's tasks (taskevidence.py)."""
-        weight = self._group_signal(p)
-        if self._power:
-            weight *= min(1.0, 2.0 * (1.0 - p)) ** self._power
-        return weight
+        return self._group_signal(p) * self._headroom(p)
 
     # -- hooks ----------------------------------------------------------------------------------
     def _draw(self) -> int:
