@@ -17,8 +17,11 @@ counts; the ``base``'s evidence decays by gamma**(all updates since it), update 
 - where each worker's groups of a key all had the same outcome, the merged state is the reference's;
 - in general p (and the variance share) differ from the reference's by at most the largest range of
   one worker's per-group success fractions on that key: the information a decayed sum lacks.
-Draws, episodes, groups, costs and the sum of predicted signal add. Sums use ``math.fsum`` and
-workers are taken in canonical order, so the result does not depend on the order of ``states``.
+Draws, episodes, groups, costs and the sum of predicted signal add. Per-task evidence
+(``taskevidence.py``) merges the same way task by task: each task's groups evenly interleaved over the
+workers that reported it, a task a worker did not report holding the base's entry there. Sums use
+``math.fsum`` and workers are taken in canonical order, so the result does not depend on the order of
+``states``.
 
 **Shared history is checked, not trusted** (``lineage.py``). A worker that loads a shared state must
 ``reseed`` (or all workers draw the same tasks), and reseeding records the digest of the state it
