@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from benchmarks.worlds.peers import FAMILIES, TASKS, Peer
+from benchmarks.worlds.peers import TASKS, Peer
 
 
 class _EpochOrder:
@@ -283,5 +283,3 @@ class GRESO(Peer):
         self.easy += mean >= 0.98
         self.hard += mean <= 0.11
 
-
-__all__ = ["BOTS", "GRESO", "MoPPS", "SEC", "SPEEDRL", "FAMILIES", "TASKS"]
