@@ -282,4 +282,3 @@ class GRESO(Peer):
         self.heard += 1
         self.easy += mean >= 0.98
         self.hard += mean <= 0.11
-
