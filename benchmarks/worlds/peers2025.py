@@ -202,7 +202,8 @@ class SPEEDRL(Peer):
     n_continue 20 (script) or 12 (config) there, here G - 4 = 4 so that trained groups have the world's 8
     rollouts like every other sampler's; at most 50 generation batches of 4 x batch prompts a step
     (``max_num_gen_batches`` 50, generation batch 64 for a batch of 16), after which the step trains on what
-    passed. Stateless beyond its pass over the data."""
+    passed. Stateless beyond its pass over the data, so it has no per-family variant: in these worlds, whose
+    families hold equally many tasks, drawing a family first and then one of its tasks is the same draw."""
 
     level = TASKS
     SCREEN = 4
