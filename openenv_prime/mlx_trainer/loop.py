@@ -26,7 +26,7 @@ from openenv_prime.client.errors import OpenEnvError
 from openenv_prime.mlx_trainer.checkpoint import TrainerState, load_checkpoint, save_checkpoint, seed_step
 from openenv_prime.mlx_trainer.config import TrainConfig, sampler_kwargs
 from openenv_prime.mlx_trainer.errors import TrainingError, TrainingInterrupted
-from openenv_prime.mlx_trainer.metrics import cap_key_metrics, rollout_summary
+from openenv_prime.mlx_trainer.metrics import rollout_summary, sampler_log_metrics
 from openenv_prime.mlx_trainer.rundir import RunStart, append_log, claim, plan_run, truncate_log
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
 
@@ -266,7 +266,7 @@ class _Trainer:
                 unscored_groups += 1
                 continue
             rewards = [r.reward for r in scored]
-            self.sampler.update(task.key, rewards, costs=[r.generated_tokens for r in scored])
+            self.sampler.update(task, rewards, costs=[r.generated_tokens for r in scored])
             adv = (group_advantages(rewards, cfg.signal_tolerance, scale=cfg.loss != "dr_grpo")
                    if len(scored) >= 2 else None)
             if adv is None:
@@ -284,7 +284,7 @@ class _Trainer:
             "groups": len(groups),
             "groups_with_signal": with_signal,
             "groups_unscored": unscored_groups,
-            "sampler": cap_key_metrics(self.sampler.metrics(), self.cfg.sampler.log_keys),
+            "sampler": sampler_log_metrics(self.sampler, self.cfg.sampler.log_keys),
             "prefetch_seconds": first_wave.seconds if first_wave else 0.0,
         }
         self._prefetch_next(step)

@@ -10,7 +10,6 @@ skipped; from a partly bad group the valid rewards are used."""
 
 from __future__ import annotations
 
-import heapq
 import inspect
 import logging
 from collections import deque
@@ -23,6 +22,7 @@ from openenv_prime.prime_rl_adapter.groups import read_group
 from openenv_prime.prime_rl_adapter.pending import PendingGroups
 from openenv_prime.prime_rl_adapter.resume import STATE_VERSION, plan_resume
 from openenv_prime.prime_rl_adapter.workers import worker_index, worker_seed
+from openenv_prime.samplers import flat_key_metrics, most_drawn
 
 COUNTERS = (
     "sampled",
@@ -158,8 +158,8 @@ class SamplerCore:
             self.counts["lost_tokens"] += report.lost_cost
             return
         family = self.family_at[position]
-        try:
-            self.inner.update(family, report.rewards, report.costs)
+        try:  # the task itself, so that a sampler keeping evidence per task knows which it was
+            self.inner.update(self.references[position], report.rewards, report.costs)
         except (TypeError, ValueError) as exc:
             self._skip("rejected_groups", "rejected", f"the sampler rejected a group of family {family!r}: {exc}")
             return
@@ -245,16 +245,16 @@ class SamplerCore:
         return out
 
     def _top_family_metrics(self, n: int) -> dict[str, float]:
-        if n == 0:
-            return {}
+        """`draw_share` (of the tasks handed out here) and, where the inner sampler estimates one, `p`, of
+        the `n` families handed out most, as `key/<family>/<name>`."""
         draws = self.family_draws
         total = sum(draws)
-        top = heapq.nlargest(n, range(len(draws)), key=draws.__getitem__)
-        success_rate = getattr(self.inner, "success_rate", None)
-        out: dict[str, float] = {}
+        top = most_drawn(draws, n)
+        inner = self.inner.key_metrics([self.families[slot] for slot in top])
+        per_family: dict[str, dict[str, float]] = {}
         for slot in top:
             family = self.families[slot]
-            out[f"key/{family}/draw_share"] = draws[slot] / total if total else 0.0
-            if success_rate is not None:
-                out[f"key/{family}/p"] = float(success_rate(family))
-        return out
+            per_family[family] = {"draw_share": draws[slot] / total if total else 0.0}
+            if "p" in inner[family]:
+                per_family[family]["p"] = inner[family]["p"]
+        return flat_key_metrics(per_family)

@@ -83,7 +83,7 @@ def test_rewards_and_costs_of_a_group_reach_update_of_its_family() -> None:
             ],
         )
     )
-    expected.update("2", [1.0, 0.0, 0.5], [15.0, 17.0, 15.0])
+    expected.update(expected.pool.tasks[5], [1.0, 0.0, 0.5], [15.0, 17.0, 15.0])  # the task itself (family "2")
     assert sampler.inner.state_dict() == expected.state_dict()
     assert sampler.metrics()["adapter/updates"] == 1.0
 
@@ -93,7 +93,7 @@ def test_success_threshold_binarizes_and_output_tokens_become_costs() -> None:
     sampler = SamplerCore(tasks, success_threshold=0.5, cost="output_tokens")
     expected = twin(tasks)
     sampler.observe(group(tasks[0], [trace(tasks[0], r, output_tokens=o) for r, o in [(0.7, 4), (0.2, 6)]]))
-    expected.update("1", [1.0, 0.0], [4.0, 6.0])
+    expected.update(expected.pool.tasks[0], [1.0, 0.0], [4.0, 6.0])
     assert sampler.inner.state_dict() == expected.state_dict()
 
 
@@ -110,7 +110,7 @@ def test_errored_traces_give_no_reward_but_their_tokens_are_counted() -> None:
     ]
     sampler.observe(group(task, traces) + [failed_episode(task)])
     # The errored trace's 30 tokens are shared by the two clean ones; the untrainable one is ignored.
-    expected.update("3", [1.0, 0.0], [35.0, 25.0])
+    expected.update(expected.pool.tasks[9], [1.0, 0.0], [35.0, 25.0])
     assert sampler.inner.state_dict() == expected.state_dict()
     assert sampler.metrics()["adapter/errored_rollouts"] == 2.0
 
@@ -136,7 +136,7 @@ def test_a_partial_group_updates_with_the_rollouts_that_arrived() -> None:
     sampler = SamplerCore(tasks, sampler_kwargs={"group_size": 8})
     expected = twin(tasks, group_size=8)
     sampler.observe(scored_group(tasks[4], [1.0, 0.0, 1.0]))
-    expected.update("2", [1.0, 0.0, 1.0], [15.0, 15.0, 15.0])
+    expected.update(expected.pool.tasks[4], [1.0, 0.0, 1.0], [15.0, 15.0, 15.0])
     assert sampler.inner.state_dict() == expected.state_dict()
 
 

@@ -39,7 +39,7 @@ def test_a_non_finite_reward_is_left_out_and_the_rest_of_the_group_is_used(bad: 
     expected = make_sampler("curriculum", sampler_tasks(tasks, "family"), group_size=3)
     sampler.observe(scored_group(tasks[0], [1.0, bad, 0.0]))
     sampler.observe(scored_group(tasks[1], [bad, bad, bad]))
-    expected.update("1", [1.0, 0.0], [22.5, 22.5])  # the bad trace's 15 tokens shared by the others
+    expected.update(expected.pool.tasks[0], [1.0, 0.0], [22.5, 22.5])  # the bad trace's 15 tokens shared by the others
     assert sampler.inner.state_dict() == expected.state_dict()
     metrics = sampler.metrics()
     assert metrics["adapter/nonfinite_rewards"] == 4.0
@@ -55,7 +55,7 @@ def test_a_trace_without_rewards_is_missing_not_zero() -> None:
     expected = make_sampler("curriculum", sampler_tasks(tasks, "family"), group_size=2)
     task = tasks[4]
     sampler.observe(group(task, [trace(task, 1.0), rewardless(task)]))
-    expected.update("2", [1.0], [30.0])
+    expected.update(expected.pool.tasks[4], [1.0], [30.0])
     assert sampler.inner.state_dict() == expected.state_dict()
     assert sampler.metrics()["adapter/missing_rewards"] == 1.0
     assert any("without any reward" in message for message in messages)
@@ -67,7 +67,7 @@ def test_traces_without_sampled_tokens_are_not_read_as_prime_rl_skips_them() -> 
     expected = make_sampler("curriculum", sampler_tasks(tasks, "family"), group_size=2)
     task = tasks[8]
     sampler.observe(group(task, [trace(task, 1.0), trace(task, 0.0, sampled=False, output_tokens=0)]))
-    expected.update("3", [1.0], [25.0])
+    expected.update(expected.pool.tasks[8], [1.0], [25.0])
     assert sampler.inner.state_dict() == expected.state_dict()
     assert sampler.metrics()["adapter/unsampled_traces"] == 1.0
 
