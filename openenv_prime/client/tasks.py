@@ -10,7 +10,7 @@ Two sources behind one interface, so the eval, the verifiers taskset and the tra
 Use::
 
     with open_task_source(base_url, tasks="tasks.jsonl") as source:   # tasks=None: the server's Task API
-        tasks = load_sampler_tasks(source, "train", family_field="tier")
+        tasks = load_sampler_tasks(source, "train")   # families by openenv_prime.client.families' rule
         kwargs = source.reset_kwargs(tasks[0].split, tasks[0].index)  # {"seed": 3} or {"split": ..., "index": ...}
         await session.reset(**kwargs, episode_id="...")
 """
@@ -22,13 +22,14 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
-from openenv_prime.client.errors import OpenEnvError, ServerUnreachableError
+from openenv_prime.client.errors import OpenEnvError, RouteNotSupportedError, ServerUnreachableError
+from openenv_prime.client.families import AUTO, NO_FAMILY, FamilyField, choose_family_field, family_key
 from openenv_prime.client.taskapi import TaskAPIClient
 from openenv_prime.client.tasklist import TaskList, read_task_list
 from openenv_prime.samplers.task import Task
 
-NO_FAMILY = "all"
-"""The family of every task when tasks are not grouped (``family_field=None``)."""
+__all__ = ["NO_FAMILY", "TaskAPISource", "TaskListSource", "TaskSource", "family_field_for", "load_sampler_tasks",
+           "open_task_source"]
 
 
 class TaskSource(ABC):
@@ -53,6 +54,11 @@ class TaskSource(ABC):
     def reset_kwargs(self, split: str, index: int) -> dict[str, Any]:
         """The reset arguments that play task ``index`` of ``split`` (add ``episode_id`` and any extras)."""
 
+    def split_entry(self, split: str) -> dict[str, Any] | None:
+        """What the source says about ``split`` beyond its name (a Task API's ``/splits`` entry, which may declare
+        its ``family_field``); None when it says nothing."""
+        return None
+
     def close(self) -> None:
         """Release what the source holds (the Task API client's connections)."""
 
@@ -74,13 +80,26 @@ class TaskAPISource(TaskSource):
         self.where = api.base_url
         self.env_name = api.env_name
         self._owns_client = owns_client
+        self._entries: list[dict[str, Any]] | None = None
+        self._specs: dict[str, list[dict[str, Any]]] = {}  # asked once per split: consumers read them more than once
 
     def splits(self) -> list[str]:
         """The server's ``/splits`` names (RouteNotSupportedError when the environment has no list_splits)."""
-        return [entry["name"] for entry in self.api.splits()]
+        if self._entries is None:
+            self._entries = self.api.splits()
+        return [entry["name"] for entry in self._entries]
+
+    def split_entry(self, split: str) -> dict[str, Any] | None:
+        try:
+            self.splits()
+        except RouteNotSupportedError:
+            return None
+        return next((entry for entry in self._entries or () if entry["name"] == split), None)
 
     def specs(self, split: str) -> list[dict[str, Any]]:
-        return self.api.get_task_range(split, page_size=self.page_size)
+        if split not in self._specs:
+            self._specs[split] = self.api.get_task_range(split, page_size=self.page_size)
+        return self._specs[split]
 
     def reset_kwargs(self, split: str, index: int) -> dict[str, Any]:
         return {"split": split, "index": index}
@@ -143,33 +162,33 @@ def _served_env_name(base_url: str, timeout: float) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
+def family_field_for(source: TaskSource, split: str, family_field: str | None = AUTO) -> FamilyField:
+    """The field that names the families of ``split`` (see :mod:`openenv_prime.client.families`): ``family_field``
+    unless it is ``"auto"``, else what the server declares for the split, else ``family`` or ``tier`` when the specs
+    have it, else none."""
+    return choose_family_field(family_field, source.specs(split), source.split_entry(split))
+
+
 def load_sampler_tasks(
     source: TaskSource | TaskAPIClient,
     split: str,
-    family_field: str | None = "tier",
+    family_field: str | None = AUTO,
     *,
     family_setting: str = "family_field",
+    no_family: str = "none",
 ) -> list[Task]:
-    """Every task of ``split``, keyed by ``str(spec[family_field])`` (a chain_sum tier 3 task has key ``"3"``).
+    """Every task of ``split``, keyed by its family (a chain_sum tier 3 task has key ``"3"``).
 
-    ``family_field=None`` puts every task in one family, ``"all"``. The index is the task's position in
-    the split: pass it to ``source.reset_kwargs(split, index)``. ``family_setting`` is how the caller's
-    user sets the family field (e.g. ``--family-field``), named in the error when a spec lacks it.
+    The family field is :func:`family_field_for`'s (``family_field=None``: one family, ``"all"``). The index is
+    the task's position in the split: pass it to ``source.reset_kwargs(split, index)``. ``family_setting`` is how
+    the caller's user sets the family field (e.g. ``--family-field``) and ``no_family`` how they say "none", named
+    in the error when a spec lacks the field.
     """
     if isinstance(source, TaskAPIClient):
         source = TaskAPISource(source)
-    specs = source.specs(split)
-    tasks = []
-    for index, spec in enumerate(specs):
-        if family_field is None:
-            key = NO_FAMILY
-        elif spec.get(family_field) is None:
-            raise KeyError(
-                f"task {index} of split {split!r} ({source.kind} {source.where}) has no field {family_field!r} to "
-                f"group tasks by; its fields are {sorted(spec)}: set {family_setting} to one of them, "
-                "or to none for no families"
-            )
-        else:
-            key = str(spec[family_field])
-        tasks.append(Task(split, index, key, spec))
-    return tasks
+    field = family_field_for(source, split, family_field).name
+    return [
+        Task(split, index, family_key(spec, field, task=f"task {index} of split {split!r} ({source.kind} {source.where})",
+                                      setting=family_setting, otherwise=f"{no_family} for no families"), spec)
+        for index, spec in enumerate(source.specs(split))
+    ]
