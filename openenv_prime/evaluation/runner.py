@@ -31,7 +31,8 @@ from openenv_prime.client.errors import (
 )
 from openenv_prime.client.render import EpisodeProtocol, Opening
 from openenv_prime.client.resetcheck import check_reset_plays_tasks_sync
-from openenv_prime.client.tasks import load_sampler_tasks, open_task_source
+from openenv_prime.client.splits import choose_split
+from openenv_prime.client.tasks import family_field_for, load_sampler_tasks, open_task_source
 from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.policy import Policy
 from openenv_prime.evaluation.result import EvalResult, TaskResult, score_families
@@ -74,7 +75,7 @@ def run_eval(config: EvalConfig, policy: Policy) -> EvalResult:
 async def run_eval_async(config: EvalConfig, policy: Policy) -> EvalResult:
     """Chooses ``per_family`` tasks per family from the seed, plays them and scores them per family."""
     started = time.perf_counter()
-    env_name, tasks, reset_kwargs, action_schema, notes = await asyncio.to_thread(_load_tasks, config)
+    env_name, tasks, reset_kwargs, action_schema, notes, played = await asyncio.to_thread(_load_tasks, config)
     for note in notes:
         warnings.warn(note, stacklevel=2)
     protocol = EpisodeProtocol(action_schema, action_field=config.action_field, observation_field=config.observation_field)
@@ -98,6 +99,9 @@ async def run_eval_async(config: EvalConfig, policy: Policy) -> EvalResult:
     return EvalResult(
         config=config,
         env_name=env_name,
+        split=played.split,
+        family_field=played.family_field,
+        choices=played.notes,
         results=results,
         families=score_families(results, families),
         accuracy=sum(r.success for r in results) / len(results) if results else 0.0,
@@ -129,12 +133,23 @@ async def _open_slots(config: EvalConfig, wanted: int) -> list[EpisodeSession]:
     return [s for s, p in zip(slots, probes) if not isinstance(p, CapacityError)]
 
 
-def _load_tasks(config: EvalConfig) -> tuple[str, list[Task], dict[int, dict[str, Any]], dict[str, Any] | None, list[str]]:
-    """The chosen tasks, the reset arguments of each (by index), the action schema, and warnings about the server."""
+@dataclass(frozen=True)
+class _Played:
+    """The split and family field the eval played, and how each was chosen when the config left it open."""
+
+    split: str
+    family_field: str | None
+    notes: list[str]
+
+
+def _load_tasks(config: EvalConfig) -> tuple[str, list[Task], dict[int, dict[str, Any]], dict[str, Any] | None, list[str], _Played]:
+    """The chosen tasks, the reset arguments of each (by index), the action schema, warnings about the server,
+    and the split and family field played."""
     with open_task_source(config.base_url, tasks=config.tasks, env_name=config.env_name, timeout=config.timeout) as source:
-        if source.kind == "task list" and config.split not in source.splits():
-            raise ValueError(f"task list {source.where} has no split {config.split!r}; set --split to one of {source.splits()}")
-        all_tasks = load_sampler_tasks(source, config.split, family_field=config.family_field, family_setting="--family-field")
+        split = choose_split(source, config.split, setting="--split")
+        family = family_field_for(source, split.name, config.family_field)
+        played = _Played(split.name, family.name, [note for note in (split.note, family.note("--family-field")) if note])
+        all_tasks = load_sampler_tasks(source, split.name, family.name, family_setting="--family-field")
         with TaskAPIClient(config.base_url, env_name=source.env_name, timeout=config.timeout) as api:
             action_schema = api.action_schema()
         if action_schema is None and config.action_field is None:
@@ -144,15 +159,15 @@ def _load_tasks(config: EvalConfig) -> tuple[str, list[Task], dict[int, dict[str
             )
         chosen = choose_tasks(all_tasks, config.per_family, config.seed, config.families)
         if not chosen:
-            raise ValueError(f"split {config.split!r} of {source.env_name!r} ({source.kind} {source.where}) has no tasks to evaluate")
+            raise ValueError(f"split {split.name!r} of {source.env_name!r} ({source.kind} {source.where}) has no tasks to evaluate")
         notes = []
         if config.check_reset:
             note = check_reset_plays_tasks_sync(
-                config.base_url, source, config.split, len(all_tasks), extra=config.reset_kwargs, timeout=config.timeout
+                config.base_url, source, split.name, len(all_tasks), extra=config.reset_kwargs, timeout=config.timeout
             )
             notes = [note] if note is not None else []
         reset_kwargs = {task.index: source.reset_kwargs(task.split, task.index) for task in chosen}
-        return source.env_name, chosen, reset_kwargs, action_schema, notes
+        return source.env_name, chosen, reset_kwargs, action_schema, notes, played
 
 
 def _task_key(task: Task, config: EvalConfig) -> str:

@@ -98,14 +98,17 @@ class _Trainer:
 
     async def _setup(self) -> None:
         from openenv_prime.client import TaskAPIClient
-        from openenv_prime.client.tasks import load_sampler_tasks, open_task_source
+        from openenv_prime.client.tasks import family_field_for, load_sampler_tasks, open_task_source
         from openenv_prime.mlx_trainer.rollouts import EpisodeRules, EpisodeRunner, Renderer
         from openenv_prime.samplers import make_sampler
 
         cfg, env = self.cfg, self.cfg.environment
         await self.mlx.run(self._load_model)
         with open_task_source(self.base_url, tasks=env.tasks, env_name=env.env_name, timeout=env.timeout) as source:
-            tasks = load_sampler_tasks(source, env.train_split, family_field=env.family_field,
+            family = family_field_for(source, env.train_split, env.family_field)
+            if family.note("environment.family_field"):
+                print(f"note: {family.note('environment.family_field')}", file=sys.stderr)
+            tasks = load_sampler_tasks(source, env.train_split, family_field=family.name,
                                        family_setting="environment.family_field")
             resets = {task.index: source.reset_kwargs(task.split, task.index) for task in tasks}
             self.env_name = source.env_name
@@ -352,6 +355,9 @@ class _Trainer:
         )
         policy = TrainerPolicy(self.model, self.tokenizer, ev.max_new_tokens or self.cfg.grpo.max_new_tokens, self.mlx)
         result = await run_eval_async(config, policy)
+        if not self.state.evals:  # how the test split and its families were chosen, once
+            for choice in result.choices:
+                print(f"eval: {choice}", file=sys.stderr)
         record = {
             "type": "eval",
             "step": step,
