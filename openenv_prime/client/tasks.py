@@ -2,7 +2,8 @@
 
 Two sources behind one interface, so the eval, the verifiers taskset and the trainer cannot drift apart:
 
-- a server's Task API: specs from ``task_range`` (or its fallbacks), episodes reset with ``split``/``index``;
+- a server's Task API: specs from ``task_range`` (or its fallbacks), episodes reset with ``split``/``index``, or
+  with the spec itself on a server whose reset takes ``task_spec`` (see :mod:`openenv_prime.client.resetstyle`);
 - a task list (``--tasks FILE.jsonl``, see :mod:`openenv_prime.client.tasklist`) for a server without a
   Task API: specs from the file, episodes reset with each line's ``reset`` arguments. The server's Task API
   is never asked for specs.
@@ -24,6 +25,7 @@ from typing import Any
 
 from openenv_prime.client.errors import OpenEnvError, RouteNotSupportedError, ServerUnreachableError
 from openenv_prime.client.families import AUTO, NO_FAMILY, FamilyField, choose_family_field, family_key
+from openenv_prime.client.resetstyle import run_sync, takes_task_spec
 from openenv_prime.client.taskapi import TaskAPIClient
 from openenv_prime.client.tasklist import TaskList, read_task_list
 from openenv_prime.samplers.task import Task
@@ -70,13 +72,17 @@ class TaskSource(ABC):
 
 
 class TaskAPISource(TaskSource):
-    """The server's Task API: tasks are addressed by ``(split, index)``, which is what reset takes."""
+    """The server's Task API: tasks are addressed by ``(split, index)``, which is what reset takes (or by their
+    spec, on a server whose reset takes ``task_spec``)."""
 
     kind = "task api"
 
-    def __init__(self, api: TaskAPIClient, *, page_size: int = 1024, owns_client: bool = False):
+    def __init__(self, api: TaskAPIClient, *, page_size: int = 1024, owns_client: bool = False, timeout: float = 30.0):
         self.api = api
         self.page_size = page_size
+        self.timeout = timeout
+        self.by_spec: bool | None = None
+        """Whether episodes reset with ``task_spec``; None until the first ``reset_kwargs`` asks the server."""
         self.where = api.base_url
         self.env_name = api.env_name
         self._owns_client = owns_client
@@ -102,7 +108,10 @@ class TaskAPISource(TaskSource):
         return self._specs[split]
 
     def reset_kwargs(self, split: str, index: int) -> dict[str, Any]:
-        return {"split": split, "index": index}
+        spec = self.specs(split)[index]
+        if self.by_spec is None:  # once per source: one reset on a fresh session
+            self.by_spec = run_sync(takes_task_spec(self.api.base_url, spec, timeout=self.timeout))
+        return {"task_spec": spec} if self.by_spec else {"split": split, "index": index}
 
     def close(self) -> None:
         if self._owns_client:
@@ -143,7 +152,8 @@ def open_task_source(
     only when ``env_name`` is None); when it cannot say, the file's stem names the environment.
     """
     if tasks is None:
-        return TaskAPISource(TaskAPIClient(base_url, env_name=env_name, timeout=timeout), page_size=page_size, owns_client=True)
+        return TaskAPISource(TaskAPIClient(base_url, env_name=env_name, timeout=timeout), page_size=page_size,
+                             owns_client=True, timeout=timeout)
     task_list = tasks if isinstance(tasks, TaskList) else read_task_list(tasks)
     if env_name is None:
         env_name = _served_env_name(base_url, timeout) or Path(task_list.source).stem

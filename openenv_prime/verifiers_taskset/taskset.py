@@ -30,7 +30,8 @@ class OpenEnvTaskData(vf.TaskData):
     family: str | None = None
     """The task's family (openenv_prime.client.families' rule; "all" when tasks have none)."""
     reset: dict[str, Any] | None = None
-    """A task list task's reset arguments; None resets with `split` and `index` (the Task API)."""
+    """The task's reset arguments when they are not `split` and `index` (a task list line's `reset`, or
+    `task_spec` for a server whose reset takes it); None resets with `split` and `index`."""
 
 
 
@@ -137,9 +138,14 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
             spec=spec,
             family=family_key(spec, family_field, task=f"task {index} of split {split!r} ({source.kind} {source.where})",
                               setting="--env.taskset.family-field (family_field)", otherwise="null for no families"),
-            reset=source.reset_kwargs(split, index) if source.kind == "task list" else None,
+            reset=_own_reset(source.reset_kwargs(split, index), split, index),
         )
         return OpenEnvTask(data, self.config.task)
+
+
+def _own_reset(kwargs: dict[str, Any], split: str, index: int) -> dict[str, Any] | None:
+    """None when the task resets with its own split and index (kept out of the task data)."""
+    return None if kwargs == {"split": split, "index": index} else kwargs
 
 
 def _listed_splits(source: TaskSource) -> list[str]:
