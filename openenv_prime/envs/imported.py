@@ -53,7 +53,10 @@ def load_package(package_dir: str | Path) -> ImportedPackage:
     try:
         module = importlib.import_module(f"{name}.server.{name}_environment")
     except Exception as error:
-        raise ValueError(f"cannot import {wrapper}: {error!r} (is the source environment's package installed?)") from error
+        raise ValueError(
+            f"cannot import {wrapper}: {error!r}; install what the source environment needs in this interpreter "
+            f"({', '.join(_dependencies(root)) or 'see its pyproject.toml'})"
+        ) from error
     kind = next((kind for marker, kind in KINDS.items() if hasattr(module, marker)), None)
     from openenv.core.env_server.interfaces import Environment
 
@@ -65,6 +68,17 @@ def load_package(package_dir: str | Path) -> ImportedPackage:
             f"it defines {'none' if kind is None else kind} of their markers and {len(classes)} Environment classes"
         )
     return ImportedPackage(name, kind, module, classes[0])
+
+
+def _dependencies(root: Path) -> list[str]:
+    """The generated pyproject's dependencies (the source's own, as `openenv import` copied them), openenv's left out."""
+    import tomllib
+
+    try:
+        project = tomllib.loads((root / "pyproject.toml").read_text()).get("project", {})
+    except (OSError, ValueError):
+        return []
+    return [dep for dep in project.get("dependencies", []) if not dep.replace("-", "_").startswith(("openenv", "openenv_"))]
 
 
 def load_verifiers_once(package: ImportedPackage, env_kwargs: dict[str, Any] | None = None) -> Any:

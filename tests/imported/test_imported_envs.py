@@ -119,3 +119,22 @@ def test_trainer_runs_two_steps_and_evaluates_the_test_split(imported, tmp_path,
     errors = capfd.readouterr().err
     assert "families: none" in errors  # the trainer says the tasks have no family field
     assert ("eval: split 'eval'" in errors) == (name == "vf_sums_env")
+
+
+def _serve_imported(package: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "openenv_prime.envs", "serve", "imported", str(package), "--port", "0"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+
+
+def test_serve_imported_says_what_is_wrong_before_serving(tmp_path):
+    run = _serve_imported(tmp_path)
+    assert run.returncode != 0 and f"{tmp_path} is not a package made by `openenv import`" in run.stderr
+    package = tmp_path / "broken_env"
+    (package / "server").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "server" / "__init__.py").write_text("")
+    (package / "server" / "broken_env_environment.py").write_text("import no_such_module_of_the_source\n")
+    (package / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["openenv>=0.2.2", "no-such-module-of-the-source>=1"]\n')
+    run = _serve_imported(package)
+    assert run.returncode != 0 and "No module named 'no_such_module_of_the_source'" in run.stderr
+    assert "install what the source environment needs in this interpreter (no-such-module-of-the-source>=1)" in run.stderr
