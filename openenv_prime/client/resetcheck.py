@@ -14,11 +14,11 @@ The check resets one task twice and a second task once, on one socket, and looks
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 from openenv_prime.client.errors import OpenEnvError, ServerError
+from openenv_prime.client.resetstyle import run_sync
 from openenv_prime.client.session import EpisodeSession
 from openenv_prime.client.tasks import TaskSource
 
@@ -73,15 +73,7 @@ async def check_reset_plays_tasks(
 
 def check_reset_plays_tasks_sync(base_url: str, source: TaskSource, split: str, num_tasks: int, **kwargs: Any) -> str | None:
     """:func:`check_reset_plays_tasks` from synchronous code, also where an event loop is already running."""
-    coroutine = check_reset_plays_tasks(base_url, source, split, num_tasks, **kwargs)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    import concurrent.futures
-
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
+    return run_sync(check_reset_plays_tasks(base_url, source, split, num_tasks, **kwargs))
 
 
 async def _state(session: EpisodeSession) -> dict[str, Any] | None:
