@@ -30,13 +30,15 @@ def imported_packages(tmp_path_factory) -> dict[str, Path]:
     """``{source: package_dir}``: each source imported by the `openenv` CLI of openenv 0.10.0, as a user runs it."""
     openenv = Path(openenv010_python()).with_name("openenv")
     out = tmp_path_factory.mktemp("imported")
-    packages = {}
-    for source, name in PACKAGES.items():
-        run = subprocess.run([str(openenv), "import", str(SOURCES / source), "--name", name, "--output-dir", str(out)],
-                             capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
-        assert run.returncode == 0 and "Generated OpenEnv wrapper" in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]
-        packages[source] = out / name
-    return packages
+    runs = {  # both at once: most of each run is the CLI's start-up
+        source: subprocess.Popen([str(openenv), "import", str(SOURCES / source), "--name", name, "--output-dir", str(out)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+        for source, name in PACKAGES.items()
+    }
+    for source, run in runs.items():
+        output, _ = run.communicate(timeout=600)
+        assert run.returncode == 0 and "Generated OpenEnv wrapper" in output, output[-3000:]
+    return {source: out / name for source, name in PACKAGES.items()}
 
 
 @pytest.fixture(scope="session")
