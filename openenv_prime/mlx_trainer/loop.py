@@ -106,8 +106,8 @@ class _Trainer:
         await self.mlx.run(self._load_model)
         with open_task_source(self.base_url, tasks=env.tasks, env_name=env.env_name, timeout=env.timeout) as source:
             family = family_field_for(source, env.train_split, env.family_field)
-            if family.note("environment.family_field"):
-                print(f"note: {family.note('environment.family_field')}", file=sys.stderr)
+            if (note := family.note("environment.family_field")) is not None:
+                print(f"note: {note}", file=sys.stderr)
             tasks = load_sampler_tasks(source, env.train_split, family_field=family.name,
                                        family_setting="environment.family_field")
             resets = {task.index: source.reset_kwargs(task.split, task.index) for task in tasks}
