@@ -104,8 +104,6 @@ SAME_MEANING = {
     "max_tiers": "each tiered server's tier count limit (chain_sum mirrors reasoning_gym_tiers)",
     "overlap_report": "each tiered server's overlap report (chain_sum mirrors reasoning_gym_tiers)",
     "score_reply": "each tiered server's reply scoring (chain_sum mirrors reasoning_gym_tiers)",
-    # issue 19 item 2: replaced by one `family_key` rule in client/ (the import engineer's part); drop this entry then
-    "family_of": "three family rules until the single family_key rule lands",
 }
 
 

@@ -26,12 +26,12 @@ resets when all is well, at most two more (and one refused reset) when something
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass
 from typing import Any
 
 from openenv_prime.client.errors import InvalidRequestError, OpenEnvError, ServerError
+from openenv_prime.client.resetstyle import run_sync
 from openenv_prime.client.session import EpisodeSession
 from openenv_prime.client.tasks import TaskSource
 
@@ -139,15 +139,7 @@ async def check_reset_plays_tasks(
 
 def check_reset_plays_tasks_sync(base_url: str, source: TaskSource, split: str, num_tasks: int, **kwargs: Any) -> str | None:
     """:func:`check_reset_plays_tasks` from synchronous code, also where an event loop is already running."""
-    coroutine = check_reset_plays_tasks(base_url, source, split, num_tasks, **kwargs)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    import concurrent.futures
-
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
+    return run_sync(check_reset_plays_tasks(base_url, source, split, num_tasks, **kwargs))
 
 
 @dataclass

@@ -4,7 +4,9 @@ server's reset plays the task it is asked for. `openenv-prime eval`, the verifie
 through :class:`EnvironmentSetup`, so their task lists, splits and checks cannot drift apart::
 
     with EnvironmentSetup(base_url, tasks=None, env_name=None, timeout=10.0) as setup:
-        tasks = setup.sampler_tasks("train", family_field="tier", family_setting="--family-field")
+        split = setup.choose_split(None, setting="--split")       # the one asked for, or the test split by rule
+        family = setup.family_field(split.name, "auto")           # the user's, the server's declared, or found
+        tasks = setup.sampler_tasks(split.name, family_field=family.name, family_setting="--family-field")
         protocol = setup.protocol(action_field=None, observation_field=None, action_setting="--action-field")
         note = setup.check_reset_sync("train", len(tasks), extra={}, timeout=30.0)   # None, or a warning to show
 """
@@ -15,10 +17,12 @@ import os
 from typing import Any
 
 from openenv_prime.client.render import EpisodeProtocol
+from openenv_prime.client.families import FamilyField
 from openenv_prime.client.resetcheck import check_reset_plays_tasks, check_reset_plays_tasks_sync
+from openenv_prime.client.splits import ChosenSplit, choose_split
 from openenv_prime.client.taskapi import TaskAPIClient
 from openenv_prime.client.tasklist import TaskList
-from openenv_prime.client.tasks import TaskAPISource, TaskSource, load_sampler_tasks, open_task_source
+from openenv_prime.client.tasks import TaskAPISource, TaskSource, family_field_for, load_sampler_tasks, open_task_source
 from openenv_prime.samplers.task import Task
 
 _UNSET: Any = object()
@@ -41,14 +45,18 @@ class EnvironmentSetup:
     def splits(self) -> list[str]:
         return self.source.splits()
 
-    def check_split(self, split: str, setting: str) -> None:
-        """A task list must have ``split`` (the Task API names its own unknown splits); ``setting`` is how the user sets it."""
-        if self.source.kind == "task list" and split not in self.source.splits():
-            raise ValueError(f"task list {self.source.where} has no split {split!r}; set {setting} to one of {self.source.splits()}")
+    def choose_split(self, wanted: str | None, *, setting: str) -> ChosenSplit:
+        """``wanted`` checked against the listed splits, or the test split by rule (see :mod:`~openenv_prime.client.splits`);
+        ``setting`` is how the user sets it, named in the error and the note."""
+        return choose_split(self.source, wanted, setting=setting)
 
-    def sampler_tasks(self, split: str, *, family_field: str | None, family_setting: str, split_setting: str = "the split") -> list[Task]:
+    def family_field(self, split: str, setting: str | None) -> FamilyField:
+        """The field that names ``split``'s families: ``setting`` unless it is ``"auto"``, else what the server declares
+        or the specs have (see :mod:`~openenv_prime.client.families`)."""
+        return family_field_for(self.source, split, setting)
+
+    def sampler_tasks(self, split: str, *, family_field: str | None, family_setting: str) -> list[Task]:
         """Every task of ``split`` as the samplers take them (see :func:`~openenv_prime.client.tasks.load_sampler_tasks`)."""
-        self.check_split(split, split_setting)
         return load_sampler_tasks(self.source, split, family_field=family_field, family_setting=family_setting)
 
     def reset_kwargs(self, split: str, index: int) -> dict[str, Any]:

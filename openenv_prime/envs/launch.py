@@ -22,8 +22,9 @@ import httpx
 
 from openenv_prime.envs.serve import LISTENING_PREFIX, PARENT_PID_VAR
 
-ENVIRONMENTS = ("chain-sum", "reasoning-gym")
-"""Named environments; besides these, `local_server` serves any "MODULE:CLASS" (with `tasks` or `seeds`)."""
+ENVIRONMENTS = ("chain-sum", "reasoning-gym", "imported")
+"""Named environments ("imported" with `package`); besides these, `local_server` serves any "MODULE:CLASS"
+(with `tasks` or `seeds`)."""
 
 
 class ServerStartError(RuntimeError):
@@ -95,18 +96,19 @@ def local_server(
     splits: Sequence[str] | None = None,
     paths: Sequence[str | os.PathLike[str]] = (),
     env_name: str | None = None,
+    package: str | os.PathLike[str] | None = None,
     extra_args: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
     log_file: str | os.PathLike[str] | None = None,
 ) -> Iterator[str]:
     """Serve `env` in a subprocess; yield its base URL (``http://127.0.0.1:PORT``) once `/health` answers.
 
-    `env` is "chain-sum" (`tiers`, `schedule`), "reasoning-gym" (`datasets`, `tiers`) or "MODULE:CLASS"
-    (any OpenEnv environment class, with the Task API over a JSONL task list `tasks` or `seeds` per split;
-    `paths` are put first on the server's sys.path to import MODULE). Arguments left None take the
-    `openenv-prime serve` defaults; `extra_args` are passed to it as they are; `environ` adds variables to the
-    server's environment (e.g. an environment's own settings); `log_file` keeps the server's output (default: a
-    temporary file, gone with the server). The server is stopped
+    `env` is "chain-sum" (`tiers`, `schedule`), "reasoning-gym" (`datasets`, `tiers`), "imported" (`package`: a
+    directory made by openenv's `openenv import`) or "MODULE:CLASS" (any OpenEnv environment class, with the Task
+    API over a JSONL task list `tasks` or `seeds` per split; `paths` are put first on the server's sys.path to
+    import MODULE). Arguments left None take the `openenv-prime serve` defaults; `extra_args` are passed to it as
+    they are; `environ` adds variables to the server's environment (e.g. an environment's own settings);
+    `log_file` keeps the server's output (default: a temporary file, gone with the server). The server is stopped
     (SIGTERM, then SIGKILL after 10 s) when the block exits, however it exits. Raises `ServerStartError`
     with the server's output tail if it dies or is not healthy within `startup_timeout` seconds.
     """
@@ -114,7 +116,10 @@ def local_server(
         raise ValueError(
             f"unknown environment {env!r}; local_server can start: {', '.join(ENVIRONMENTS)}, or MODULE:CLASS"
         )
-    command = [python or sys.executable, "-m", "openenv_prime.envs", "serve", env, "--host", host, "--port", str(port)]
+    if (env == "imported") != (package is not None):
+        raise ValueError("local_server serves a package directory (package=) as env 'imported', and only then")
+    command = [python or sys.executable, "-m", "openenv_prime.envs", "serve", env, *([os.fspath(package)] if package else []),
+               "--host", host, "--port", str(port)]
     options = {
         "--tiers": tiers, "--schedule": schedule, "--max-sessions": max_sessions, "--session-timeout": session_timeout,
         "--datasets": ",".join(datasets) if datasets is not None else None,

@@ -142,3 +142,27 @@ def serve_with_tasks(
         sock.close()
         raise SystemExit(f"openenv-prime serve {env if isinstance(env, str) else env.__qualname__}: {error}")
     return _run(sock, app, log_level)
+
+
+def serve_imported(
+    package_dir: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    log_level: str = "warning",
+    env_kwargs: dict | None = None,
+    max_sessions: int | None = None,
+    session_timeout: float | None = None,
+) -> int:
+    """`openenv-prime serve imported PACKAGE_DIR`: a package made by `openenv import` (see envs/imported.py)."""
+    sock = _bind(host, port)
+    _skip_gradio_unless_web_ui()
+    try:
+        from openenv_prime.envs.imported import create_imported_app
+
+        app = create_imported_app(package_dir, env_kwargs=env_kwargs, max_sessions=max_sessions,
+                                  session_timeout=session_timeout)
+    except (ValueError, TypeError) as error:
+        sock.close()
+        raise SystemExit(f"openenv-prime serve imported {package_dir}: {error}")
+    return _run(sock, app, log_level)

@@ -61,11 +61,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="task list to use instead of the server's Task API: one JSON object per line with the "
                        "reset arguments of a task, e.g. {\"split\": \"test\", \"id\": \"s3\", \"tier\": 1, \"reset\": "
                        "{\"seed\": 3}} (see docs/openenv.md)")
-    tasks.add_argument("--split", default="test", help="split to evaluate (default: %(default)s)")
+    tasks.add_argument("--split", default=None,
+                       help="split to evaluate (default: the test split, the first of test, eval, validation the server lists)")
     tasks.add_argument("--per-family", type=int, default=20, help="tasks per family (default: %(default)s)")
     tasks.add_argument("--families", nargs="+", default=None, help="only these families (default: all)")
-    tasks.add_argument("--family-field", type=_family_field, default="tier",
-                       help="task-spec field naming the family; 'none' puts every task in one family (default: %(default)s)")
+    tasks.add_argument("--family-field", type=_family_field, default="auto",
+                       help="task-spec field naming the family (a dotted path such as info.level); 'none' puts every task "
+                       "in one family; 'auto' takes the field the server declares in /splits, else the specs' 'family' "
+                       "or 'tier' field (default: %(default)s)")
     tasks.add_argument("--id-field", default="id",
                        help="task-spec field with the durable task id; split/index when a spec lacks it (default: %(default)s)")
     tasks.add_argument("--seed", type=int, default=0, help="chooses the tasks (default: %(default)s)")
@@ -171,6 +174,8 @@ def _main(args: argparse.Namespace) -> int:
     if args.serve_chain_sum:
         document["server"] = {"embedded": "chain-sum", "tiers": args.tiers}
     console = Console()
+    for choice in result.choices:
+        err.print(escape(choice), highlight=False)
     console.print(family_table(result))
     for note in result.warnings:
         err.print(f"[yellow]warning:[/yellow] {escape(note)}", highlight=False)

@@ -20,12 +20,14 @@ class EvalConfig(BaseModel):
     env_name: str | None = Field(None, description="Environment name; None means the only one the server lists.")
     tasks: str | None = Field(None, description="Task list (JSONL) to use instead of the server's Task API; episodes "
                               "reset with each line's reset arguments.")
-    split: str = Field("test", description="Split to evaluate on (of the Task API, or of the task list).")
+    split: str | None = Field(None, description="Split to evaluate on (of the Task API, or of the task list); None "
+                              "is the test split: the first of test, eval, validation the server lists.")
     per_family: int = Field(20, ge=1, description="Tasks drawn per family (all of them when a family has fewer).")
     families: list[str] | None = Field(None, description="Only these families (as strings); None means all.")
     seed: int = Field(0, description="Chooses the tasks; the same seed chooses the same tasks.")
-    family_field: str | None = Field("tier", description="Task-spec field whose value is the family key; None puts "
-                                     "every task in one family, 'all'.")
+    family_field: str | None = Field("auto", description="Task-spec field (a dotted path) whose value is the family "
+                                     "key; None puts every task in one family, 'all'; 'auto' takes the field the server "
+                                     "declares, else 'family' or 'tier' when the specs have it.")
     id_field: str = Field("id", description="Task-spec field with the durable task id (falls back to split/index).")
     system_prompt: str | None = Field(DEFAULT_SYSTEM_PROMPT, description="System message; None sends none.")
     observation_field: str | None = Field(None, description="Observation field rendered as the prompt text, or a '{field}' template; None shows every field.")

@@ -32,8 +32,8 @@ def package_versions() -> dict[str, str]:
 def family_table(result: EvalResult, title: str | None = None) -> Table:
     """Per-family accuracy, mean reward and counts, with an overall row. ``ended invalid``: episodes that ended on an
     invalid action; ``unscored``: episodes the environment ended without a reward (left out of accuracy)."""
-    family = result.config.family_field or "family"
-    table = Table(title=title or f"{result.env_name} / {result.config.split}: accuracy per {family}")
+    family = result.family_field or "family"
+    table = Table(title=title or f"{result.env_name} / {result.split}: accuracy per {family}")
     table.add_column(family, justify="right")
     table.add_column("tasks", justify="right")
     table.add_column("solved", justify="right")
@@ -57,7 +57,9 @@ def report_dict(result: EvalResult, model: dict[str, Any] | None = None) -> dict
     return {
         "seed": result.config.seed,
         "env_name": result.env_name,
-        "split": result.config.split,
+        "split": result.split,
+        "family_field": result.family_field,
+        "choices": result.choices,
         "config": result.config.model_dump(mode="json"),
         "model": model or {},
         "versions": package_versions(),

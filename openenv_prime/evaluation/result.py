@@ -61,6 +61,12 @@ class EvalResult(BaseModel):
 
     config: EvalConfig
     env_name: str
+    split: str
+    """The split played (``config.split``, or the test split the rule chose when it is None)."""
+    family_field: str | None
+    """The spec field that named the families (None: one family), by ``openenv_prime.client.families``' rule."""
+    choices: list[str] = []
+    """How the split and the families were chosen, when the config left them open (printed before the table)."""
     results: list[TaskResult]
     families: list[FamilyScore]
     accuracy: float

@@ -42,6 +42,9 @@ class _Plan:
     reset_kwargs: dict[int, dict[str, Any]]
     protocol: EpisodeProtocol
     notes: list[str]
+    split: str
+    family_field: str | None
+    choices: list[str]  # how the split and the family field were chosen, when the config left them open
 
 
 def run_eval(config: EvalConfig, policy: Policy) -> EvalResult:
@@ -100,6 +103,9 @@ async def run_eval_async(config: EvalConfig, policy: Policy) -> EvalResult:
     return EvalResult(
         config=config,
         env_name=plan.env_name,
+        split=plan.split,
+        family_field=plan.family_field,
+        choices=plan.choices,
         results=results,
         families=score_families(results, families),
         accuracy=sum(r.success for r in scored) / len(scored) if scored else 0.0,
@@ -114,22 +120,25 @@ async def run_eval_async(config: EvalConfig, policy: Policy) -> EvalResult:
 
 
 def _plan(config: EvalConfig) -> _Plan:
-    """The chosen tasks, the reset arguments of each (by index), the protocol, and warnings about the server."""
+    """The chosen tasks, the reset arguments of each (by index), the protocol, the split and family field played
+    (and how each was chosen when the config left it open), and warnings about the server."""
     with EnvironmentSetup(config.base_url, tasks=config.tasks, env_name=config.env_name, timeout=config.timeout) as setup:
-        all_tasks = setup.sampler_tasks(config.split, family_field=config.family_field, family_setting="--family-field",
-                                        split_setting="--split")
+        split = setup.choose_split(config.split, setting="--split")
+        family = setup.family_field(split.name, config.family_field)
+        choices = [note for note in (split.note, family.note("--family-field")) if note]
+        all_tasks = setup.sampler_tasks(split.name, family_field=family.name, family_setting="--family-field")
         protocol = setup.protocol(action_field=config.action_field, observation_field=config.observation_field,
                                   action_setting="--action-field")
         chosen = choose_tasks(all_tasks, config.per_family, config.seed, config.families)
         if not chosen:
             source = setup.source
-            raise ValueError(f"split {config.split!r} of {source.env_name!r} ({source.kind} {source.where}) has no tasks to evaluate")
+            raise ValueError(f"split {split.name!r} of {source.env_name!r} ({source.kind} {source.where}) has no tasks to evaluate")
         notes = []
         if config.check_reset:
-            note = setup.check_reset_sync(config.split, len(all_tasks), extra=config.reset_kwargs, timeout=config.timeout)
+            note = setup.check_reset_sync(split.name, len(all_tasks), extra=config.reset_kwargs, timeout=config.timeout)
             notes = [note] if note is not None else []
         reset_kwargs = {task.index: setup.reset_kwargs(task.split, task.index) for task in chosen}
-        return _Plan(setup.env_name, chosen, reset_kwargs, protocol, notes)
+        return _Plan(setup.env_name, chosen, reset_kwargs, protocol, notes, split.name, family.name, choices)
 
 
 def _task_key(task: Task, config: EvalConfig) -> str:

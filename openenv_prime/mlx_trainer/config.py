@@ -114,9 +114,11 @@ class EnvironmentConfig(_Section):
     prefetch: bool = True
     env_name: str | None = None
     train_split: str = "train"
-    test_split: str = "test"
-    # Task spec field that names the family (curriculum key), e.g. chain_sum's "tier".
-    family_field: str = "tier"
+    # None: the first of test, eval, validation the server (or task list) lists.
+    test_split: str | None = None
+    # Task spec field (a dotted path) that names the family (curriculum key), e.g. chain_sum's "tier"; None puts every
+    # task in one family; "auto" takes the field the server declares in /splits, else the specs' "family" or "tier".
+    family_field: str | None = "auto"
     # Observation field shown to the model and action field that receives the reply; None = infer.
     observation_field: str | None = None
     action_field: str | None = None

@@ -104,8 +104,11 @@ class _Trainer:
         cfg, env = self.cfg, self.cfg.environment
         await self.mlx.run(self._load_model)
         with EnvironmentSetup(self.base_url, tasks=env.tasks, env_name=env.env_name, timeout=env.timeout) as setup:
-            tasks = setup.sampler_tasks(env.train_split, family_field=env.family_field,
-                                        family_setting="environment.family_field", split_setting="environment.train_split")
+            split = setup.choose_split(env.train_split, setting="environment.train_split").name
+            family = setup.family_field(split, env.family_field)
+            if (note := family.note("environment.family_field")) is not None:
+                print(f"note: {note}", file=sys.stderr)
+            tasks = setup.sampler_tasks(split, family_field=family.name, family_setting="environment.family_field")
             resets = {task.index: setup.reset_kwargs(task.split, task.index) for task in tasks}
             self.env_name = setup.env_name
             if env.check_reset:
@@ -344,6 +347,9 @@ class _Trainer:
         )
         policy = TrainerPolicy(self.model, self.tokenizer, ev.max_new_tokens or self.cfg.grpo.max_new_tokens, self.mlx)
         result = await run_eval_async(config, policy)
+        if not self.state.evals:  # how the test split and its families were chosen, once
+            for choice in result.choices:
+                print(f"eval: {choice}", file=sys.stderr)
         record = {
             "type": "eval",
             "step": step,

@@ -47,9 +47,10 @@ class OpenEnvTasksetConfig(vf.TasksetConfig):
     """Tasks per `task_range` request at load."""
     id_field: str = "id"
     """Spec field holding the durable task id; a spec without it is keyed by a content hash (with a warning)."""
-    family_field: str | None = "tier"
-    """Spec field grouping tasks into families (curriculum keys); None = no families. A spec without it
-    is an error."""
+    family_field: str | None = "auto"
+    """Spec field (a dotted path) grouping tasks into families (curriculum keys); None = one family, "all";
+    "auto" = the field the server declares for the split, else `family` or `tier` when the specs have it
+    (openenv_prime.client.families). A spec without the chosen field is an error."""
     observation_field: str | None = None
     """Observation field shown to the model, or a `{field}` template; None = every field that is not bookkeeping."""
     action_field: str | None = None

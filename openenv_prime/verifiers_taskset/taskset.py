@@ -10,10 +10,11 @@ import verifiers.v1 as vf
 
 from openenv_prime.client import TaskSource
 from openenv_prime.client.errors import RouteNotSupportedError
+from openenv_prime.client.families import family_key
 from openenv_prime.client.render import EpisodeProtocol
 from openenv_prime.client.setup import EnvironmentSetup
 from openenv_prime.verifiers_taskset.config import OpenEnvTaskConfig, OpenEnvTasksetConfig
-from openenv_prime.verifiers_taskset.keys import check_unique, durable_id, family_of, task_key
+from openenv_prime.verifiers_taskset.keys import check_unique, durable_id, task_key
 
 
 class OpenEnvTaskData(vf.TaskData):
@@ -25,8 +26,10 @@ class OpenEnvTaskData(vf.TaskData):
     index: int
     spec: dict[str, Any]
     family: str | None = None
+    """The task's family (openenv_prime.client.families' rule; "all" when tasks have none)."""
     reset: dict[str, Any] | None = None
-    """A task list task's reset arguments; None resets with `split` and `index` (the Task API)."""
+    """The task's reset arguments when they are not `split` and `index` (a task list line's `reset`, or
+    `task_spec` for a server whose reset takes it); None resets with `split` and `index`."""
 
 
 
@@ -88,12 +91,13 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
             splits = config.splits if config.splits is not None else _listed_splits(source)
             instructions = config.instructions or default_instructions(setup.action_schema(), config.action_field)
             loaded = {split: source.specs(split) for split in splits}
+            families = {split: setup.family_field(split, config.family_field).name for split in splits}
             tasks = [
-                self._task(source, split, index, spec, instructions)
+                self._task(source, split, index, spec, instructions, families[split])
                 for split in splits
                 for index, spec in enumerate(loaded[split])
             ]
-            self._check_fields(source, loaded)
+            self._warn_without_ids(source, loaded)
             if config.check_reset:
                 split = next((split for split in splits if loaded[split]), None)
                 if split is not None:
@@ -104,19 +108,11 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
         check_unique(task.key for task in tasks)
         return tasks
 
-    def _check_fields(self, source: TaskSource, loaded: dict[str, list[dict[str, Any]]]) -> None:
-        """No silent fallbacks: a spec without the family field is an error, one without the id field a warning."""
+    def _warn_without_ids(self, source: TaskSource, loaded: dict[str, list[dict[str, Any]]]) -> None:
+        """No silent fallbacks: specs without the id field are keyed by a hash, with a warning (a spec without its
+        family field is an error, raised by the family rule)."""
         config = self.config
         specs = [(split, index, spec) for split, found in loaded.items() for index, spec in enumerate(found)]
-        if config.family_field is not None:
-            missing = next(((s, i, spec) for s, i, spec in specs if spec.get(config.family_field) is None), None)
-            if missing is not None:
-                split, index, spec = missing
-                raise ValueError(
-                    f"task {index} of split {split!r} ({source.kind} {source.where}) has no family field "
-                    f"{config.family_field!r}; its fields are {sorted(spec)}: set --env.taskset.family-field "
-                    "(family_field) to one of them, or to null for no families"
-                )
         lacking = sum(spec.get(config.id_field) in (None, "") for _, _, spec in specs)
         if lacking:
             fields = sorted({key for _, _, spec in specs[:1] for key in spec})
@@ -127,7 +123,9 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
                 stacklevel=3,
             )
 
-    def _task(self, source: TaskSource, split: str, index: int, spec: dict[str, Any], instructions: str) -> OpenEnvTask:
+    def _task(
+        self, source: TaskSource, split: str, index: int, spec: dict[str, Any], instructions: str, family_field: str | None
+    ) -> OpenEnvTask:
         ident = durable_id(spec, self.config.id_field)
         data = OpenEnvTaskData(
             id=ident,
@@ -138,10 +136,16 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
             split=split,
             index=index,
             spec=spec,
-            family=family_of(spec, self.config.family_field),
-            reset=source.reset_kwargs(split, index) if source.kind == "task list" else None,
+            family=family_key(spec, family_field, task=f"task {index} of split {split!r} ({source.kind} {source.where})",
+                              setting="--env.taskset.family-field (family_field)", otherwise="null for no families"),
+            reset=_own_reset(source.reset_kwargs(split, index), split, index),
         )
         return OpenEnvTask(data, self.config.task)
+
+
+def _own_reset(kwargs: dict[str, Any], split: str, index: int) -> dict[str, Any] | None:
+    """None when the task resets with its own split and index (kept out of the task data)."""
+    return None if kwargs == {"split": split, "index": index} else kwargs
 
 
 def _listed_splits(source: TaskSource) -> list[str]:

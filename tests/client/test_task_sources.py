@@ -73,7 +73,7 @@ def test_task_list_drives_a_server_without_task_api(partial_servers):
 
 def test_missing_family_field_names_the_setting_and_the_source(partial_servers):
     with open_task_source(partial_servers["no-task-api"], tasks=seed_task_list(), env_name="say") as source:
-        with pytest.raises(KeyError, match=r"task list seeds\.jsonl.*no field 'tier'.*\['id', 'level', 'split'\].*set --family-field"):
+        with pytest.raises(ValueError, match=r"task list seeds\.jsonl.*no family field 'tier'.*\['id', 'level', 'split'\].*set --family-field"):
             load_sampler_tasks(source, "test", family_field="tier", family_setting="--family-field")
 
 

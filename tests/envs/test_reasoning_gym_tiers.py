@@ -87,6 +87,7 @@ def test_spec_fields_family_and_index_layout():
     }
     assert TASKSET.families == [f"{d}/{t}" for d in DATASETS for t in range(3)]
     assert TASKSET.num_tasks("test") == 36 and [s["name"] for s in TASKSET.list_splits()] == ["train", "test"]
+    assert {s["family_field"] for s in TASKSET.list_splits()} == {"family"}  # the declaration consumers read
     assert [t["index"] for t in TASKSET.get_task_range("test", 34, 99)] == [34, 35]
 
 
@@ -203,12 +204,12 @@ def _answer_rule(correct_datasets):
     return rule
 
 
-def test_eval_reports_nine_families(server, tmp_path):
+def test_eval_reports_nine_families_the_server_declares_without_a_flag(server, tmp_path):
     out = tmp_path / "report.json"
     with ScriptedOpenAIServer(_answer_rule({"leg_counting", "chain_sum"})) as model_url:
         run = subprocess.run(
             [sys.executable, "-m", "openenv_prime", "eval", "--base-url", server, "--model", "scripted",
-             "--model-base-url", model_url, "--family-field", "family", "--per-family", "2", "--out", str(out)],
+             "--model-base-url", model_url, "--per-family", "2", "--out", str(out)],
             capture_output=True, text=True, timeout=300, env=dict(os.environ, COLUMNS="120", PYTHONPATH=str(ROOT)), cwd=ROOT,
         )
     assert run.returncode == 0, run.stderr[-3000:]
@@ -216,3 +217,4 @@ def test_eval_reports_nine_families(server, tmp_path):
     accuracy = {f["family"]: f["accuracy"] for f in report["families"]}
     assert accuracy == {f"{d}/{t}": (0.0 if d == "basic_arithmetic" else 1.0) for d in DATASETS for t in range(3)}
     assert report["env_name"] == "reasoning_gym" and len(report["results"]) == 18
+    assert report["family_field"] == "family" and "spec field 'family' (declared by the server in /splits)" in run.stderr

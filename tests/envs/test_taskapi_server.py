@@ -247,12 +247,15 @@ def test_mcp_environment_errors(secret):
         ([GUESS], "pass exactly one of --tasks FILE.jsonl or --seeds N"),
         ([GUESS, "--seeds", "3", "--tiers", "2"], "--tiers does not apply to MODULE:CLASS"),
         ([GUESS, "--tasks", "{missing}"], "no such file"),
-        (["nope"], "unknown environment 'nope'; use one of chain-sum, reasoning-gym or MODULE:CLASS"),
+        (["nope"], "unknown environment 'nope'; use one of chain-sum, reasoning-gym, imported or MODULE:CLASS"),
         (["chain-sum", "--datasets", "leg_counting"], "--datasets does not apply to chain-sum"),
         (["reasoning-gym", "--datasets", "leg_counting", "--schedule", "interleaved"], "--schedule does not apply to reasoning-gym"),
         (["reasoning-gym"], "--datasets is required"),
         (["reasoning-gym", "--datasets", "leg_counting", "--test-size", "0"], "--test-size must be an integer from 1"),
         (["reasoning-gym", "--datasets", "leg_counting,composite"], "'composite' registers no curriculum"),
+        (["imported"], "name the package directory `openenv import` made"),
+        (["imported", "{missing}", "--tiers", "2"], "--tiers does not apply to imported"),
+        (["chain-sum", "{missing}"], "unexpected argument"),
     ],
 )
 def test_serve_refuses_bad_arguments_with_a_message_naming_them(args, message, tmp_path):

@@ -82,7 +82,7 @@ def test_eval_rejects_bad_settings_by_name(chain_sum_server, model_url, tmp_path
     assert run.returncode == 2 and "--per-family" in run.stderr and "per_family" not in run.stderr
     run = _eval("--base-url", chain_sum_server, "--model", "m", "--model-base-url", model_url,
                 "--family-field", "colour", "--out", str(tmp_path / "r.json"))
-    assert run.returncode == 1 and "no field 'colour'" in run.stderr and "Traceback" not in run.stderr
+    assert run.returncode == 1 and "no family field 'colour'" in run.stderr and "Traceback" not in run.stderr
     run = _eval("--base-url", chain_sum_server, "--model", "m", "--model-base-url", model_url,
                 "--split", "dev", "--out", str(tmp_path / "r.json"))
     assert run.returncode == 1 and "dev" in run.stderr and "Traceback" not in run.stderr

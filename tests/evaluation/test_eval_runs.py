@@ -164,7 +164,7 @@ def test_config_rejects_unknown_and_bad_fields():
         EvalConfig(per_family=0)
     with pytest.raises(ValidationError, match=r"reset_kwargs may not set \['index'\]"):
         EvalConfig(reset_kwargs={"index": 3})
-    assert EvalConfig().split == "test"
+    assert EvalConfig().split is None  # the test split by the rule: the first of test, eval, validation listed
 
 
 def test_run_eval_inside_an_event_loop_points_to_the_async_form(scripted):

@@ -62,7 +62,7 @@ def test_family_comes_from_the_configured_task_data_field(family_field, expected
 
 
 def test_a_taskset_without_the_family_field_is_rejected_by_name() -> None:
-    with pytest.raises(ValueError, match="no value at task data field 'family'.*''"):
+    with pytest.raises(ValueError, match="no family field 'family'.*kwargs.family_field.*''"):
         SamplerCore(plain_tasks(3))
     per_task = SamplerCore(plain_tasks(3), family_field="")
     assert len(set(per_task.family_by_key.values())) == 3

@@ -109,7 +109,7 @@ class ReasoningGymTaskset(IndexedTasks):
     def list_splits(self) -> list[dict[str, Any]]:
         return [
             {"name": s, "type": s, "num_tasks": n * len(self.families), "datasets": list(self.datasets),
-             "num_tiers": self.num_tiers, "per_tier": n}
+             "num_tiers": self.num_tiers, "per_tier": n, "family_field": "family"}
             for s, n in self.per_tier.items()
         ]
 
