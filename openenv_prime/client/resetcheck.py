@@ -26,6 +26,7 @@ resets when all is well, at most two more (and one refused reset) when something
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -195,10 +196,10 @@ class _ResetCheck:
         None when it refuses it, as a server that reads the index does."""
         if self.source.kind != "task api":
             return None
-        missing = self.num_tasks
+        missing = self.num_tasks  # no spec to send: the Task API's own split and index, whatever the source resets with
         try:
             async with EpisodeSession(self.base_url, timeout=self.timeout) as session:
-                await session.reset(**self.extra, **self.source.reset_kwargs(self.split, missing), episode_id=_EPISODE_ID)
+                await session.reset(**self.extra, split=self.split, index=missing, episode_id=_EPISODE_ID)
         except (InvalidRequestError, ServerError):
             return None
         return missing
