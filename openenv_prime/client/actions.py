@@ -141,7 +141,8 @@ class ActionFormat:
         if not isinstance(reply, str):
             raise TypeError(f"reply must be the model's text, got {type(reply).__name__}")
         if self.field is not None:
-            action = {self.field: self._value(reply, self.field)}
+            named = self._named_object(reply)
+            action = named if named is not None else {self.field: self._value(reply, self.field)}
         else:
             action = self._object(reply)
         action = {**self.constants, **action}
@@ -184,15 +185,19 @@ class ActionFormat:
                 kinds[name] = ("json", None)
         return kinds
 
+    def _named_object(self, reply: str) -> dict | None:
+        """A JSON object that names the one field (``{"action": "up"}``) is fine too, unless the field is free text."""
+        text = unwrap(reply)
+        if self._kinds[self.field][0] == "text" or not text.startswith("{"):
+            return None
+        try:
+            decoded = json.loads(text)
+        except ValueError:
+            return None
+        return self._canonical(decoded) if isinstance(decoded, dict) and self.field in decoded else None
+
     def _choice(self, reply: str, allowed: list[Any], name: str) -> Any:
         text = _bare(reply)
-        if text.startswith("{"):  # a JSON object naming the field is fine too
-            try:
-                decoded = json.loads(text)
-            except ValueError:
-                decoded = None
-            if isinstance(decoded, dict) and name in decoded:
-                text = str(decoded[name])
         for value in allowed:
             if str(value).casefold() == text.casefold():
                 return value
@@ -220,8 +225,12 @@ class ActionFormat:
                 "the reply lacks required action fields",
                 [{"loc": [m], "msg": "Field required", "type": "missing"} for m in missing],
             )
+        return self._canonical(decoded)
+
+    def _canonical(self, decoded: dict) -> dict:
+        """The object with named values matched case-insensitively (and described names read), as for a bare reply."""
         root = self.schema or {}
-        for name, value in decoded.items():  # named values case-insensitively, as for a bare reply
+        for name, value in decoded.items():
             if name not in self.fields or not isinstance(value, str):
                 continue
             allowed = js.choices(self.fields[name], root)

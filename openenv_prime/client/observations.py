@@ -361,8 +361,8 @@ def check_template(template: str, hidden: HiddenNames) -> None:
             if name in hidden:
                 raise ValueError(
                     f"the observation template {template!r} names {name!r}, a field that may hold the answer, which "
-                    "the model is never shown; if this environment's field is meant for the model, play it with a "
-                    f"hidden_fields list without {name!r} (eval: --hidden-fields; now {list(hidden.names)})"
+                    f"the model is never shown; if this environment's {name!r} is meant for the model, set "
+                    f"hidden_fields (eval: --hidden-fields) to a list without it; the list now is {list(hidden.names)}"
                 )
 
 

@@ -77,7 +77,7 @@ async def run_eval_async(config: EvalConfig, policy: Policy) -> EvalResult:
     env_name, tasks, reset_kwargs, action_schema, notes = await asyncio.to_thread(_load_tasks, config)
     for note in notes:
         warnings.warn(note, stacklevel=2)
-    protocol = EpisodeProtocol(action_schema, action_field=config.action_field, observation_field=config.observation_field)
+    protocol = EpisodeProtocol(action_schema, settings=config)
     episodes: list[_Episode] = []
     # one socket per slot, reused by the slot's episode in every wave (a reset starts a new episode on it)
     slots = await _open_slots(config, min(config.max_concurrency, len(tasks)))

@@ -121,7 +121,7 @@ class _Trainer:
         except (TypeError, ValueError) as err:
             raise TrainingError(f"sampler.kwargs: {err}; see the {cfg.sampler.name} sampler's arguments") from None
         self.sampler = self.sampler_wrapper(sampler) if self.sampler_wrapper else sampler
-        self.renderer = Renderer(self.tokenizer, cfg.grpo.system_prompt, env.observation_field, env.action_field, action_schema)
+        self.renderer = Renderer(self.tokenizer, cfg.grpo.system_prompt, action_schema=action_schema, settings=env)
         self.runner = EpisodeRunner(
             self.model, self.renderer, self.mlx, self.base_url,
             max_sessions=min(env.max_sessions, cfg.grpo.group_size * cfg.grpo.tasks_per_step),
@@ -346,7 +346,7 @@ class _Trainer:
         config = EvalConfig(
             base_url=self.base_url, env_name=self.env_name, tasks=env.tasks, split=env.test_split, per_family=ev.tasks_per_family,
             seed=self.cfg.seed, family_field=env.family_field, system_prompt=self.cfg.grpo.system_prompt or None,
-            observation_field=env.observation_field, action_field=env.action_field,
+            **env.prompt_fields(),
             max_concurrency=min(32, env.max_sessions), timeout=env.timeout,
             max_steps=env.max_steps, max_invalid_actions=env.max_invalid_actions, check_reset=env.check_reset,
         )

@@ -22,7 +22,8 @@ import mlx.nn as nn
 
 from openenv_prime.client import EpisodeSession
 from openenv_prime.client.errors import CapacityError, InvalidRequestError, ServerError
-from openenv_prime.client.render import EpisodeProtocol, Opening, observation_to_text
+from openenv_prime.client.prompting import PromptSettings
+from openenv_prime.client.render import EpisodeProtocol, Opening
 from openenv_prime.mlx_trainer.chat_tokens import ChatTokens, TokenTranscript
 from openenv_prime.mlx_trainer.generation import generate
 from openenv_prime.client.rewards import episode_reward
@@ -67,10 +68,12 @@ class Renderer:
     :class:`EpisodeProtocol` (shared with the eval and the verifiers taskset: Enum, JSON and MCP actions)."""
 
     def __init__(self, tokenizer: Any, system_prompt: str = "", observation_field: str | None = None,
-                 action_field: str | None = None, action_schema: dict[str, Any] | None = None):
+                 action_field: str | None = None, action_schema: dict[str, Any] | None = None,
+                 settings: PromptSettings | None = None):
         self.tokenizer = tokenizer
-        self.observation_field = observation_field
-        self.protocol = EpisodeProtocol(action_schema, action_field=action_field, observation_field=observation_field)
+        if settings is None:
+            settings = PromptSettings(observation_template=observation_field, action_field=action_field)
+        self.protocol = EpisodeProtocol(action_schema, settings=settings)
         self.system_prompt = self.protocol.instructions(system_prompt or None) or ""
 
     async def start(self, session: EpisodeSession, **reset_kwargs: Any) -> Opening:
@@ -84,7 +87,7 @@ class Renderer:
 
     def messages(self, observation: dict) -> list[dict]:
         """The opening messages for a reset's observation."""
-        return self.opening_messages(observation_to_text(observation, self.observation_field))
+        return self.opening_messages(self.protocol.observation_text(observation))
 
     def text(self, result) -> str:
         return self.protocol.text(result)

@@ -10,6 +10,7 @@ import verifiers.v1 as vf
 
 from openenv_prime.client import TaskAPIClient, TaskSource, open_task_source
 from openenv_prime.client.errors import RouteNotSupportedError
+from openenv_prime.client.prompting import PromptSettings
 from openenv_prime.client.render import EpisodeProtocol
 from openenv_prime.client.rewards import aggregate, clipped
 from openenv_prime.client.resetcheck import check_reset_plays_tasks_sync
@@ -59,12 +60,12 @@ def _record(trace: vf.Trace) -> dict[str, Any]:
     return trace.info.get("openenv", {})
 
 
-def default_instructions(action_schema: dict[str, Any] | None, action_field: str | None) -> str:
+def default_instructions(action_schema: dict[str, Any] | None, settings: PromptSettings) -> str:
     """The system prompt when none is configured: what a reply must look like, from the action schema
-    (an Enum's allowed values, a JSON object's fields, an MCP environment's tool-call format)."""
-    protocol = EpisodeProtocol(action_schema, action_field=action_field)
+    (its descriptions and legal values, a JSON object's fields, an MCP environment's tool-call format)."""
+    protocol = EpisodeProtocol(action_schema, settings=settings)
     if protocol.free_text:
-        field = action_field or protocol.text_field
+        field = settings.action_field or protocol.text_field
         return (
             f"You act in an environment. Reply with only your answer; it is sent as the action's "
             f"`{field}` field, so write no explanation around it."
@@ -83,7 +84,7 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
         ) as source:
             splits = config.splits if config.splits is not None else _listed_splits(source)
             with TaskAPIClient(config.base_url, env_name=source.env_name, timeout=config.http_timeout) as api:
-                instructions = config.instructions or default_instructions(api.action_schema(), config.action_field)
+                instructions = config.instructions or default_instructions(api.action_schema(), config)
             loaded = {split: source.specs(split) for split in splits}
             tasks = [
                 self._task(source, split, index, spec, instructions)

@@ -11,6 +11,7 @@ from tests.support.scripted_openai import last_user_text
 GOAL = re.compile(r"goal at \[(\d+), (\d+)\]")
 POSITION = re.compile(r"^x: (\d+)\ny: (\d+)$", re.MULTILINE)
 QUESTION = re.compile(r"What is (\d+) \+ (\d+)\?")
+GOLD_QUESTION = re.compile(r"what is (\d+) plus (\d+)\?")
 # the same move written the ways a model might: the reply must be matched case-insensitively, fenced or quoted
 STYLES = (str, str.lower, lambda move: f"```\n{move}\n```", lambda move: f'"{move.title()}"')
 
@@ -60,3 +61,23 @@ def mcp_rule(bad_arguments_first: bool = False, wrong_for: frozenset[str] = froz
         return "```json\n" + json.dumps({"tool_name": "submit_answer", "arguments": {"answer": total}}) + "\n```"
 
     return rule
+
+
+def gold_rule(tools: bool):
+    """Answers the gold server's question (tools: `check` first, then `submit`), reading only what it is shown."""
+
+    def rule(request: dict[str, Any]) -> str:
+        users = user_texts(request)
+        asked = next(GOLD_QUESTION.search(t) for t in users if GOLD_QUESTION.search(t))
+        reply = f"the sum is {int(asked.group(1)) + int(asked.group(2))}"
+        if not tools:
+            return reply
+        tool = "submit" if "keep going" in users[-1] else "check"
+        return json.dumps({"tool": tool, "arguments": {"completion": reply}})
+
+    return rule
+
+
+def prompt_texts(requests: list[dict[str, Any]]) -> list[str]:
+    """Every message text the model received, system and user, every turn of every episode."""
+    return [str(m.get("content")) for request in requests for m in request["messages"]]
