@@ -30,7 +30,7 @@ from functools import cached_property
 from typing import Any, Iterable
 
 from openenv_prime.client import schema as js
-from openenv_prime.client.described import Described, described
+from openenv_prime.client.described import Described, described, without_fields
 from openenv_prime.client.errors import InvalidRequestError
 
 _FENCE = re.compile(r"^\s*```[\w-]*\s*\n?(.*?)\s*```\s*$", re.DOTALL)
@@ -276,7 +276,8 @@ class ActionFormat:
             return ""
         root = self.schema or {}
         about = root.get("description") if isinstance(root.get("description"), str) else ""
-        lines = [f"The environment describes its action:\n{about.strip()}", ""] if about.strip() else []
+        about = without_fields(about, set(self.settings)).strip()
+        lines = [f"The environment describes its action:\n{about}", ""] if about else []
         if self.field is not None:
             return "\n".join(lines + self._single_field())
         lines.append("Reply with only a JSON object for the action, with these fields:")

@@ -86,6 +86,23 @@ def described(name: str, own: str | None, about_class: str | None, kind: str) ->
     return Described(sets[0] if len(sets) == 1 else None, labels, names)
 
 
+def without_fields(text: str, names: set[str]) -> str:
+    """``text`` without the lines about fields in ``names`` only (``game_name: ...`` and what is indented below it):
+    the prompt keeps the description of what the model fills, not of the settings it is not offered."""
+    lines, kept, skip_below = text.splitlines(), [], None
+    for line in lines:
+        indent = len(line) - len(line.lstrip())
+        if skip_below is not None and (not line.strip() or indent > skip_below):
+            continue
+        skip_below = None
+        match = _FIELD_LINE.match(line)
+        if match and {part.strip() for part in match.group(2).split(",")} <= names:
+            skip_below = len(match.group(1))
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
 def _blocks_about(name: str, text: str) -> list[str]:
     """The parts of ``text`` about field ``name``: each line naming it (``name: ...``) and the more indented lines below."""
     lines = text.splitlines()

@@ -4,7 +4,7 @@ Task specs and observations often carry the gold answer next to the question: a 
 reasoning-gym entry's ``correct_answer``, the whole ``task_spec`` that an ``openenv import``-ed environment puts in
 its reset observation. Every path from an observation to a prompt (the default rendering, the ``metadata``
 fallback, templates, MCP tool results) goes through :func:`scrub`, which removes such fields at any depth: in
-nested objects and lists, and inside strings that hold JSON (verifiers' ``info`` often does). Names are compared
+nested objects and lists, and inside strings that hold JSON (verifiers' ``info`` often does, sometimes encoded twice). Names are compared
 without case and separators, so ``groundTruth``, ``ground_truth`` and ``Ground-Truth`` are one name.
 
 The list is a setting (``hidden_fields``) because one environment's ``target`` is another's gold answer: an
@@ -74,7 +74,7 @@ def _scrub(value: Any, hidden: HiddenNames, path: str, removed: list[str]) -> An
         return kept
     if isinstance(value, list):
         return [_scrub(item, hidden, f"{path}[{i}]", removed) for i, item in enumerate(value)]
-    if isinstance(value, str) and value[:1] in "{[" and value.rstrip()[-1:] in "}]":
+    if isinstance(value, str) and _may_hold_json(value):
         try:
             decoded = json.loads(value)
         except ValueError:
@@ -83,3 +83,9 @@ def _scrub(value: Any, hidden: HiddenNames, path: str, removed: list[str]) -> An
         cleaned = _scrub(decoded, hidden, path, removed)
         return value if len(removed) == before else json.dumps(cleaned, ensure_ascii=False)
     return value
+
+
+def _may_hold_json(text: str) -> bool:
+    """A string that may be JSON with fields inside: an object, an array, or such a string encoded once more."""
+    text = text.strip()
+    return len(text) >= 2 and (text[0], text[-1]) in (("{", "}"), ("[", "]"), ('"', '"')) and ("{" in text or "[" in text)

@@ -56,6 +56,7 @@ _INLINE_NUMBERS = 64  # a flat array of numbers up to this long is shown as it i
 _GRID_CELL_WIDTH = 2  # a 2-D array is a text grid when every cell reads in at most this many characters ...
 _GRID_ALPHABET = 12  # ... and it has at most this many distinct values
 _RARE = 8  # a grid value seen at most this often has its positions listed
+_REPEAT = 20  # a text this long that was shown already is not shown again
 
 
 @dataclass
@@ -132,7 +133,7 @@ def _parts(shown: dict, observation: dict) -> list[_Part]:
         texts.append(_squash(shown[primary]))
     for name, value in shown.items():
         if name != primary and _messages(value):
-            fresh = [m for m in value if _squash(m["content"]) not in texts]
+            fresh = [m for m in value if not _repeats(m["content"], texts)]
             if fresh:
                 parts.append(_Part(name, "\n".join(_message_lines(fresh))))
                 texts.extend(_squash(m["content"]) for m in fresh)
@@ -140,32 +141,37 @@ def _parts(shown: dict, observation: dict) -> list[_Part]:
     for name, value in shown.items():
         if name == primary or _messages(value) or _legal(name):
             continue
-        if isinstance(value, str) and _squash(value) in texts:
+        if isinstance(value, str) and _repeats(value, texts):
             continue
         parts.append(_Part(name, _named(name, value, observation)))
     return parts
 
 
 def _assemble(parts: list[_Part], budget: int | None) -> str:
+    """The parts within ``budget``: the legal actions whole, the text (cut in the middle when it must be, leaving the
+    other fields up to a quarter of the budget), then the other fields in order while they fit; a last line names
+    the fields left out."""
     text = "\n".join(part.text for part in parts)
     if budget is None or len(text) <= budget:
         return text
-    kept = [part for part in parts if part.keep]
-    room = budget - sum(len(part.text) + 1 for part in kept) - 160  # the note naming what was left out
+    others = [part for part in parts if not part.keep]
+    note_room = 70 + sum(len(part.name) + 2 for part in others)
+    room = budget - note_room - sum(len(part.text) + 1 for part in parts if part.keep and _legal(part.name))
+    chosen = list(parts)
+    primary = next((i for i, part in enumerate(parts) if part.keep and not _legal(part.name)), None)
+    if primary is not None:
+        share = min(sum(len(part.text) + 1 for part in others), budget // 4)
+        first = parts[primary]
+        if len(first.text) + 1 > room - share:
+            chosen[primary] = _Part(first.name, _cut(first.text, room - share - 1, first.name), keep=True)
+        room -= len(chosen[primary].text) + 1
     out: list[_Part] = []
-    chosen: list[_Part] = []
-    for part in parts:
-        if part.keep:
-            chosen.append(part)
-        elif len(part.text) + 1 + len(part.name) + 2 <= room:
-            chosen.append(part)
+    for part in others:
+        if len(part.text) + 1 <= room:
             room -= len(part.text) + 1
         else:
             out.append(part)
-            room -= len(part.name) + 2
-    if room < 0 and chosen and chosen[0].keep and not _legal(chosen[0].name):  # the text alone is over the budget
-        first = chosen[0]
-        chosen[0] = _Part(first.name, _cut(first.text, len(first.text) + room, first.name), keep=True)
+            chosen.remove(part)
     lines = [part.text for part in chosen]
     if out:
         names = ", ".join(part.name for part in out)
@@ -226,17 +232,26 @@ def _declared_width(observation: dict, size: int) -> int | None:
 
 
 def _grid_text(rows: list[list[Any]]) -> str:
-    cells = [[_cell(item) for item in row] for row in rows]
-    width = max(len(cell) for row in cells for cell in row)
+    """The grid with a header (shape, counts of each value) and the positions of its rare values."""
+    cells = _grid_cells(rows)
     counts = Counter(cell for row in cells for cell in row)
     lines = [f"({len(rows)} rows x {len(rows[0])} columns; counts: "
-             + ", ".join(f"{cell} x{n}" for cell, n in sorted(counts.items())) + "):"]
-    lines += [" ".join(cell.rjust(width) for cell in row) for row in cells]
+             + ", ".join(f"{cell} x{n}" for cell, n in sorted(counts.items())) + "):", _grid_rows(cells)]
     for cell, n in sorted(counts.items()):
         if n <= _RARE and n < len(rows) * len(rows[0]) / 4:
             where = ", ".join(f"({r}, {c})" for r, row in enumerate(cells) for c, item in enumerate(row) if item == cell)
             lines.append(f"{cell} at (row, column): {where}")
     return "\n".join(lines)
+
+
+def _grid_cells(rows: list[list[Any]]) -> list[list[str]]:
+    return [[_cell(item) for item in row] for row in rows]
+
+
+def _grid_rows(cells: list[list[str]]) -> str:
+    """One line per row, cells right-aligned and separated by spaces (a model reads one token per cell)."""
+    width = max(len(cell) for row in cells for cell in row)
+    return "\n".join(" ".join(cell.rjust(width) for cell in row) for row in cells)
 
 
 def _cell(value: Any) -> str:
@@ -298,6 +313,12 @@ def _legal(name: str) -> bool:
     return normalized(name) in LEGAL_ACTION_FIELDS
 
 
+def _repeats(text: str, shown: list[str]) -> bool:
+    """Whether ``text`` repeats a text already shown (short values such as "0" or "yes" are never repeats)."""
+    squashed = _squash(text)
+    return len(squashed) >= _REPEAT and squashed in shown
+
+
 def _squash(text: str) -> str:
     return " ".join(text.split())
 
@@ -327,7 +348,7 @@ class _Formatter(string.Formatter):
             grid = _grid_of(value, self.observation, columns)
             if grid is None:
                 raise ValueError(f"the value is no grid of short cells ({str(value)[:60]}...)")
-            return "\n".join(_grid_text(grid).splitlines()[1:])
+            return _grid_rows(_grid_cells(grid))
         if isinstance(value, (dict, list)) and not format_spec:
             return json.dumps(value, ensure_ascii=False)
         return super().format_field(value, format_spec)
