@@ -29,6 +29,11 @@ def _family_field(value: str) -> str | None:
     return None if value.lower() == "none" else value
 
 
+def _template(value: str) -> str:
+    """A template as typed in a shell: ``\\n`` is a line break (bash's "..." keeps it as two characters)."""
+    return value.replace("\\n", "\n")
+
+
 def _json_object(value: str) -> dict:
     try:
         parsed = json.loads(value)
@@ -78,17 +83,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                           "descriptions, legal values, bounds; a JSON object's fields; MCP tool calls); an empty string "
                           "sends none (default: %(default)r)")
     shown = p.add_argument_group("what the model sees (docs/openenv.md)")
-    shown.add_argument("--observation-template", default=None, metavar="TEMPLATE",
+    shown.add_argument("--observation-template", type=_template, default=None, metavar="TEMPLATE",
                        help="how observations are shown: a field name, or a template of fields such as "
-                       "'{message} at ({x}, {y})' (specs :grid, :grid=N, :text, :json) (default: the environment's "
-                       "text first, then its other fields within --observation-budget)")
-    shown.add_argument("--observation-field", default=None, metavar="TEMPLATE",
+                       "'{message} at ({x}, {y})' (specs :grid, :grid=N, :text, :json; \\n is a line break) "
+                       "(default: the environment's text first, then its other fields within --observation-budget)")
+    shown.add_argument("--observation-field", type=_template, default=None, metavar="TEMPLATE",
                        help="the old name of --observation-template, still accepted")
     shown.add_argument("--observation-budget", type=int, default=DEFAULT_BUDGET, metavar="CHARS",
                        help="characters per observation; fields that do not fit are left out and named (default: %(default)s)")
     shown.add_argument("--hidden-fields", nargs="*", default=list(DEFAULT_HIDDEN_FIELDS), metavar="NAME",
                        help="fields never shown to the model, at any depth, because they may hold the answer; replaces "
-                       "the list, e.g. to show an environment's own 'target' (default: %(default)s)")
+                       "the list, e.g. to show an environment's own 'target' (default: "
+                       + " ".join(DEFAULT_HIDDEN_FIELDS) + ")")
     shown.add_argument("--action-field", default=None, help="action field that gets a bare reply (default: the action's only field)")
     shown.add_argument("--action-fields", nargs="+", default=[], metavar="NAME",
                        help="optional action fields with a default that the model may fill too (default: none; the "

@@ -5,6 +5,12 @@ action, each turn-1 prompt is within the observation budget, and no text is show
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from openenv_prime.client.observations import DEFAULT_BUDGET
@@ -12,6 +18,7 @@ from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
 from tests.play.players import catch_rule, fire_rule, guess_rule, snake_rule, system_text, user_texts
 from tests.support.scripted_openai import ScriptedOpenAIServer
 
+ROOT = Path(__file__).resolve().parents[2]
 CATCH_TEMPLATE = "Legal actions: {legal_actions}\n{info_state:grid=5}"
 CASES = {  # environment -> (policy, template, reward of each task)
     "fire": (fire_rule, None, 2.0),
@@ -73,3 +80,25 @@ def test_what_each_lookalike_shows_at_turn_one(play_servers):
     assert system == "Solve the task. Reply with only the final answer, nothing else."  # free text: nothing to add
     assert user.count("Guess The Number") == 1  # the prompt, not again from the raw messages
     assert "PROMPT" not in user and "raw_messages" not in user and "env_id" not in user
+
+
+def test_the_eval_cli_takes_the_prompt_settings(play_servers, tmp_path):
+    """--observation-template (\\n as typed in a shell is a line break), --observation-budget and --hidden-fields
+    reach the episodes, and the report records them."""
+    url = play_servers("lookalike_envs.py", "0.4.1", "snake")
+    server = ScriptedOpenAIServer(snake_rule)
+    out = tmp_path / "snake.json"
+    with server as model_url:
+        run = subprocess.run(
+            [sys.executable, "-m", "openenv_prime", "eval", "--base-url", url, "--model", "scripted",
+             "--model-base-url", model_url, "--family-field", "level", "--per-family", "1", "--out", str(out),
+             "--observation-template", r"Score {episode_score}.\n{grid:grid}", "--observation-budget", "300",
+             "--hidden-fields", "answer"],
+            capture_output=True, text=True, timeout=240, env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT,
+        )
+    assert run.returncode == 0, run.stderr
+    config = json.loads(out.read_text())["config"]
+    assert config["observation_template"] == "Score {episode_score}.\n{grid:grid}"
+    assert config["observation_budget"] == 300 and config["hidden_fields"] == ["answer"]
+    first = user_texts(server.requests[0])[0]
+    assert first.startswith("Score 0.0.\n2 2 2 2") and "[... " in first and len(first) <= 300  # 20 rows: cut
