@@ -5,7 +5,7 @@ grids, tensors, budgets, repeated texts, legal actions, templates; hidden fields
 from __future__ import annotations
 
 import json
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError

@@ -10,18 +10,12 @@ from pathlib import Path
 import pytest
 
 from openenv_prime.mlx_trainer.config import config_from_dict
-from tests.play.gold_server import GOLD, TASKS, gold_in
-from tests.support.processes import free_port, serving
-
-SERVER = Path(__file__).resolve().parents[1] / "play" / "gold_server.py"
+from tests.play.gold_server import GOLD, TASKS, gold_in, gold_serving
 
 
 @pytest.fixture(scope="module", params=["fields", "tools"])
 def gold_server(request, tmp_path_factory):
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = tmp_path_factory.mktemp("gold") / "server.log"
-    with serving([sys.executable, str(SERVER), str(port), "16", request.param], f"{url}/health", log, timeout=120):
+    with gold_serving(request.param, tmp_path_factory.mktemp("gold")) as url:
         yield request.param, url
 
 

@@ -17,8 +17,11 @@ digits and dashes so that even the tiny trainer model's character vocabulary can
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Optional
 
 from openenv.core.env_server.http_server import create_app
@@ -37,6 +40,17 @@ TASKS = [
 def gold_in(texts: list[str]) -> list[tuple[str, str]]:
     """Every (gold value, text) pair where a text the model received shows a gold answer (empty: none does)."""
     return [(gold, text) for text in texts for gold in GOLD if gold in text]
+
+
+@contextlib.contextmanager
+def gold_serving(kind: str, log_dir: Path) -> Iterator[str]:
+    """Serve the `kind` environment (under this interpreter's openenv) for a test; yields its URL, always stops it."""
+    from tests.support.processes import free_port, serving
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with serving([sys.executable, __file__, str(port), "16", kind], f"{url}/health", log_dir / "server.log", timeout=120):
+        yield url
 
 
 class TaskAPI:

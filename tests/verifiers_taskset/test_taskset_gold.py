@@ -5,26 +5,18 @@ receives, system and user, every turn, is searched for it."""
 from __future__ import annotations
 
 import asyncio
-import sys
-from pathlib import Path
 
 import pytest
 
-from tests.play.gold_server import GOLD, TASKS, gold_in
+from tests.play.gold_server import GOLD, TASKS, gold_in, gold_serving
 from tests.play.players import gold_rule, prompt_texts, user_texts
-from tests.support.processes import free_port, serving
 from tests.support.scripted_openai import ScriptedOpenAIServer
 from tests.verifiers_taskset.helpers import make_env, run_episodes
-
-SERVER = Path(__file__).resolve().parents[1] / "play" / "gold_server.py"
 
 
 @pytest.fixture(scope="module", params=["fields", "tools"])
 def gold_server(request, tmp_path_factory):
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = tmp_path_factory.mktemp("gold") / "server.log"
-    with serving([sys.executable, str(SERVER), str(port), "16", request.param], f"{url}/health", log, timeout=120):
+    with gold_serving(request.param, tmp_path_factory.mktemp("gold")) as url:
         yield request.param, url
 
 
