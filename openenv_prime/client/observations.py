@@ -155,7 +155,7 @@ def _assemble(parts: list[_Part], budget: int | None) -> str:
     if budget is None or len(text) <= budget:
         return text
     others = [part for part in parts if not part.keep]
-    note_room = 70 + sum(len(part.name) + 2 for part in others)
+    note_room = min(80 + sum(len(part.name) + 2 for part in others), max(budget // 4, 80))
     room = budget - note_room - sum(len(part.text) + 1 for part in parts if part.keep and _legal(part.name))
     chosen = list(parts)
     primary = next((i for i, part in enumerate(parts) if part.keep and not _legal(part.name)), None)
@@ -174,9 +174,19 @@ def _assemble(parts: list[_Part], budget: int | None) -> str:
             chosen.remove(part)
     lines = [part.text for part in chosen]
     if out:
-        names = ", ".join(part.name for part in out)
-        lines.append(f"[... {_count(len(out), 'field')} left out to stay within {budget:,} characters: {names}]")
+        lines.append(_left_out([part.name for part in out], budget, note_room - 1))
     return "\n".join(lines)
+
+
+def _left_out(names: list[str], budget: int, room: int) -> str:
+    """The line naming the fields left out, in at most ``room`` characters (the last names counted, not named)."""
+    head = f"[... {_count(len(names), 'field')} left out to stay within {budget:,} characters"
+    for shown in range(len(names), 0, -1):
+        rest = f" and {len(names) - shown} more" if shown < len(names) else ""
+        line = f"{head}: {', '.join(names[:shown])}{rest}]"
+        if len(line) <= room:
+            return line
+    return head + "]"
 
 
 def _fit_text(text: str, budget: int | None, what: str) -> str:
@@ -184,13 +194,15 @@ def _fit_text(text: str, budget: int | None, what: str) -> str:
 
 
 def _cut(text: str, size: int, what: str) -> str:
-    """``text`` in about ``size`` characters: its head and its tail, and how much of the middle was left out."""
-    note = f"\n[... {{}} characters of {what} left out ...]\n"
-    keep = max(size - len(note) - 12, 40)
-    if keep >= len(text):
+    """``text`` in at most ``size`` characters: its head and its tail, and how much of the middle was left out."""
+    if len(text) <= size:
         return text
-    head, tail = text[: keep * 2 // 3], text[len(text) - keep // 3:]
-    return head + note.format(f"{len(text) - len(head) - len(tail):,}") + tail
+    note = "\n[... {:,} characters of " + what + " left out ...]\n"
+    keep = size - len(note.format(len(text)))
+    if keep < 3:  # no room for any of it: say only that it was left out
+        return f"[{len(text):,} characters of {what} left out]"[: max(size, 0)]
+    head, tail = text[: keep * 2 // 3], text[len(text) - keep // 3:] if keep // 3 else ""
+    return head + note.format(len(text) - len(head) - len(tail)) + tail
 
 
 # ---- values ----------------------------------------------------------------------------------------------------
