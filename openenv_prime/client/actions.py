@@ -194,7 +194,12 @@ class ActionFormat:
             decoded = json.loads(text)
         except ValueError:
             return None
-        return self._canonical(decoded) if isinstance(decoded, dict) and self.field in decoded else None
+        if not isinstance(decoded, dict) or self.field not in decoded:
+            return None
+        kind, allowed = self._kinds[self.field]
+        if kind == "choice":  # the same check, and the same message, as for a bare value
+            decoded[self.field] = self._choice(str(decoded[self.field]), allowed, self.field)
+        return self._canonical(decoded)
 
     def _choice(self, reply: str, allowed: list[Any], name: str) -> Any:
         text = _bare(reply)

@@ -19,9 +19,9 @@ from tests.support.scripted_openai import ScriptedOpenAIServer
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("kind", ["fields", "tools"])
-def test_eval_never_shows_the_model_a_gold_answer(play_servers, kind):
-    url = play_servers("gold_server.py", "0.4.1", kind)
+@pytest.mark.parametrize(("kind", "version"), [("fields", "0.4.1"), ("tools", "0.4.1"), ("tools", "0.10.0")])
+def test_eval_never_shows_the_model_a_gold_answer(play_servers, kind, version):
+    url = play_servers("gold_server.py", version, kind)  # 0.10.0 also puts the metadata at the frame's top level
     server = ScriptedOpenAIServer(gold_rule(tools=kind == "tools"))
     with server as model_url:
         config = EvalConfig(base_url=url, family_field="level", per_family=2, max_steps=4)
