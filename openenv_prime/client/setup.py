@@ -7,7 +7,7 @@ through :class:`EnvironmentSetup`, so their task lists, splits and checks cannot
         split = setup.choose_split(None, setting="--split")       # the one asked for, or the test split by rule
         family = setup.family_field(split.name, "auto")           # the user's, the server's declared, or found
         tasks = setup.sampler_tasks(split.name, family_field=family.name, family_setting="--family-field")
-        protocol = setup.protocol(action_field=None, observation_field=None, action_setting="--action-field")
+        protocol = setup.protocol(PromptSettings(), action_setting="--action-field")  # or any config that carries them
         note = setup.check_reset_sync("train", len(tasks), extra={}, timeout=30.0)   # None, or a warning to show
 """
 
@@ -18,6 +18,7 @@ from typing import Any
 
 from openenv_prime.client.render import EpisodeProtocol
 from openenv_prime.client.families import FamilyField
+from openenv_prime.client.prompting import PromptSettings
 from openenv_prime.client.resetcheck import check_reset_plays_tasks, check_reset_plays_tasks_sync
 from openenv_prime.client.splits import ChosenSplit, choose_split
 from openenv_prime.client.taskapi import TaskAPIClient
@@ -73,15 +74,16 @@ class EnvironmentSetup:
                     self._schema = api.action_schema()
         return self._schema
 
-    def protocol(self, *, action_field: str | None, observation_field: str | None, action_setting: str) -> EpisodeProtocol:
-        """How replies become actions and observations text; a server without an action schema needs ``action_field``."""
+    def protocol(self, settings: PromptSettings, *, action_setting: str) -> EpisodeProtocol:
+        """How replies become actions and observations text, by ``settings`` (eval's, the taskset's or the trainer's
+        config); a server without an action schema needs ``settings.action_field``."""
         schema = self.action_schema()
-        if schema is None and action_field is None:
+        if schema is None and settings.action_field is None:
             raise ValueError(
                 f"the server at {self.base_url} publishes no action schema, so the reply's action field is unknown; "
                 f"set {action_setting} to the field that takes the reply"
             )
-        return EpisodeProtocol(schema, action_field=action_field, observation_field=observation_field)
+        return EpisodeProtocol(schema, settings=settings)
 
     async def check_reset(self, split: str, num_tasks: int, *, extra: dict[str, Any] | None = None, timeout: float = 30.0) -> str | None:
         """Raise when the server plays other tasks than asked; a warning text when it may (see :mod:`~openenv_prime.client.resetcheck`)."""

@@ -8,14 +8,18 @@ from __future__ import annotations
 import argparse
 import json
 
+from openenv_prime.client.hidden import DEFAULT_HIDDEN_FIELDS
+from openenv_prime.client.observations import DEFAULT_BUDGET
 from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
 
 # EvalConfig field -> the flag that sets it (base_url also comes from --serve-chain-sum)
 CONFIG_FLAGS = {
     "base_url": "--base-url", "env_name": "--env-name", "tasks": "--tasks", "split": "--split",
     "per_family": "--per-family", "families": "--families", "seed": "--seed", "family_field": "--family-field",
-    "id_field": "--id-field", "system_prompt": "--system-prompt", "observation_field": "--observation-field",
-    "action_field": "--action-field", "reset_kwargs": "--reset-kwargs", "max_concurrency": "--max-concurrency",
+    "id_field": "--id-field", "system_prompt": "--system-prompt", "observation_template": "--observation-template",
+    "observation_field": "--observation-field", "observation_budget": "--observation-budget",
+    "hidden_fields": "--hidden-fields", "action_field": "--action-field", "action_fields": "--action-fields",
+    "reset_kwargs": "--reset-kwargs", "max_concurrency": "--max-concurrency",
     "max_steps": "--max-steps", "max_invalid_actions": "--max-invalid-actions", "reward_mode": "--reward-mode",
     "reward_clip": "--reward-clip", "invalid_flags": "--invalid-flags", "invalid_flags_in_state": "--invalid-flags-in-state",
     "success_threshold": "--success-threshold", "timeout": "--timeout", "check_reset": "--no-reset-check",
@@ -24,6 +28,11 @@ CONFIG_FLAGS = {
 
 def _family_field(value: str) -> str | None:
     return None if value.lower() == "none" else value
+
+
+def _template(value: str) -> str:
+    """A template as typed in a shell: ``\\n`` is a line break (bash's "..." keeps it as two characters)."""
+    return value.replace("\\n", "\n")
 
 
 def _json_object(value: str) -> dict:
@@ -74,11 +83,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tasks.add_argument("--seed", type=int, default=0, help="chooses the tasks (default: %(default)s)")
     episodes = p.add_argument_group("episodes")
     episodes.add_argument("--system-prompt", default=DEFAULT_SYSTEM_PROMPT,
-                          help="system message, followed by the reply format read from the action schema (an Enum's "
-                          "values, a JSON object's fields, MCP tool calls); an empty string sends none (default: %(default)r)")
-    episodes.add_argument("--observation-field", default=None, help="observation field shown to the model, or a template of fields such as "
-                          "'{message} at ({x}, {y})' (default: every field that is not bookkeeping)")
-    episodes.add_argument("--action-field", default=None, help="action field that gets the reply (default: auto)")
+                          help="system message, followed by the reply format read from the action schema (its "
+                          "descriptions, legal values, bounds; a JSON object's fields; MCP tool calls); an empty string "
+                          "sends none (default: %(default)r)")
+    shown = p.add_argument_group("what the model sees (docs/openenv.md)")
+    shown.add_argument("--observation-template", type=_template, default=None, metavar="TEMPLATE",
+                       help="how observations are shown: a field name, or a template of fields such as "
+                       "'{message} at ({x}, {y})' (specs :grid, :grid=N, :text, :json; \\n is a line break) "
+                       "(default: the environment's text first, then its other fields within --observation-budget)")
+    shown.add_argument("--observation-field", type=_template, default=None, metavar="TEMPLATE",
+                       help="the old name of --observation-template, still accepted")
+    shown.add_argument("--observation-budget", type=int, default=DEFAULT_BUDGET, metavar="CHARS",
+                       help="characters per observation; fields that do not fit are left out and named (default: %(default)s)")
+    shown.add_argument("--hidden-fields", nargs="*", default=list(DEFAULT_HIDDEN_FIELDS), metavar="NAME",
+                       help="fields never shown to the model, at any depth, because they may hold the answer; replaces "
+                       "the list, e.g. to show an environment's own 'target' (default: "
+                       + " ".join(DEFAULT_HIDDEN_FIELDS) + ")")
+    shown.add_argument("--action-field", default=None, help="action field that gets a bare reply (default: the action's only field)")
+    shown.add_argument("--action-fields", nargs="+", default=[], metavar="NAME",
+                       help="optional action fields with a default that the model may fill too (default: none; the "
+                       "server fills in their defaults)")
     episodes.add_argument("--reset-kwargs", type=_json_object, default={}, metavar="JSON",
                           help="extra reset arguments for every episode, a JSON object such as '{\"difficulty\": 2}' "
                           "(not split/index/episode_id)")

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from openenv_prime.client.episode_rules import DEFAULT_RULES
+from openenv_prime.client.prompting import PromptSettings
 from openenv_prime.client.rewards import check_clip
 from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
 
 
-class EvalConfig(BaseModel):
-    """Every field has a working default (the local chain_sum server's test split); unknown fields are errors."""
+class EvalConfig(PromptSettings):
+    """Every field has a working default (the local chain_sum server's test split); unknown fields are errors.
+
+    What the model is shown (observation template, budget, hidden fields, action fields) is :class:`PromptSettings`,
+    the same keys as in the verifiers taskset and the MLX trainer."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -30,8 +34,6 @@ class EvalConfig(BaseModel):
                                      "declares, else 'family' or 'tier' when the specs have it.")
     id_field: str = Field("id", description="Task-spec field with the durable task id (falls back to split/index).")
     system_prompt: str | None = Field(DEFAULT_SYSTEM_PROMPT, description="System message; None sends none.")
-    observation_field: str | None = Field(None, description="Observation field rendered as the prompt text, or a '{field}' template; None shows every field.")
-    action_field: str | None = Field(None, description="Action field that receives the reply text.")
     reset_kwargs: dict[str, Any] = Field(default_factory=dict, description="Extra arguments for every reset.")
     max_concurrency: int = Field(32, ge=1, description="Episodes open at once; also the policy's batch size.")
     # the episode rules (client/episode_rules.py): the same defaults as the trainer and the verifiers taskset

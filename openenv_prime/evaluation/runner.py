@@ -127,8 +127,7 @@ def _plan(config: EvalConfig) -> _Plan:
         family = setup.family_field(split.name, config.family_field)
         choices = [note for note in (split.note, family.note("--family-field")) if note]
         all_tasks = setup.sampler_tasks(split.name, family_field=family.name, family_setting="--family-field")
-        protocol = setup.protocol(action_field=config.action_field, observation_field=config.observation_field,
-                                  action_setting="--action-field")
+        protocol = setup.protocol(config, action_setting="--action-field")
         chosen = choose_tasks(all_tasks, config.per_family, config.seed, config.families)
         if not chosen:
             source = setup.source

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from openenv_prime.client.episode_rules import DEFAULT_RULES, EpisodeRules
+from openenv_prime.client.prompting import PromptSettings
 from openenv_prime.client.rewards import check_clip
 from openenv_prime.client.urls import http_base
 
@@ -93,7 +94,9 @@ class SamplerConfig(_Section):
     log_keys: int = Field(32, ge=0)
 
 
-class EnvironmentConfig(_Section):
+class EnvironmentConfig(_Section, PromptSettings):
+    # What the model is shown (observation_template, observation_budget, hidden_fields, action_field,
+    # action_fields) is the client's PromptSettings: the same keys as in eval and the verifiers taskset.
     # Base URL of any OpenEnv server with the Task API; empty = start the embedded server below.
     base_url: str = ""
     # A task list (JSONL, one task a line with its reset arguments) for a server without a Task API; its
@@ -119,9 +122,6 @@ class EnvironmentConfig(_Section):
     # Task spec field (a dotted path) that names the family (curriculum key), e.g. chain_sum's "tier"; None puts every
     # task in one family; "auto" takes the field the server declares in /splits, else the specs' "family" or "tier".
     family_field: str | None = "auto"
-    # Observation field shown to the model and action field that receives the reply; None = infer.
-    observation_field: str | None = None
-    action_field: str | None = None
     timeout: float = Field(30.0, gt=0)
     # The episode rules, with the eval's and the verifiers taskset's names and defaults (client/episode_rules.py):
     # environment steps per episode before it is cut off, invalid replies fed back to the model before the episode

@@ -115,8 +115,7 @@ class _Trainer:
                 note = await setup.check_reset(env.train_split, len(tasks), timeout=env.timeout)
                 if note is not None:
                     print(f"note: {note}", file=sys.stderr)
-            protocol = setup.protocol(action_field=env.action_field, observation_field=env.observation_field,
-                                      action_setting="environment.action_field")
+            protocol = setup.protocol(env, action_setting="environment.action_field")
         if not tasks:
             where = env.tasks or self.base_url
             raise TrainingError(f"environment.train_split {env.train_split!r} has no tasks in {where}")
@@ -125,7 +124,7 @@ class _Trainer:
         except (TypeError, ValueError) as err:
             raise TrainingError(f"sampler.kwargs: {err}; see the {cfg.sampler.name} sampler's arguments") from None
         self.sampler = self.sampler_wrapper(sampler) if self.sampler_wrapper else sampler
-        self.renderer = Renderer(self.tokenizer, cfg.grpo.system_prompt, env.observation_field, protocol=protocol)
+        self.renderer = Renderer(self.tokenizer, cfg.grpo.system_prompt, protocol=protocol)
         self.runner = EpisodeRunner(
             self.model, self.renderer, self.mlx, self.base_url,
             max_sessions=min(env.max_sessions, cfg.grpo.group_size * cfg.grpo.tasks_per_step),
@@ -340,7 +339,7 @@ class _Trainer:
         config = EvalConfig(
             base_url=self.base_url, env_name=self.env_name, tasks=env.tasks, split=env.test_split, per_family=ev.tasks_per_family,
             seed=self.cfg.seed, family_field=env.family_field, system_prompt=self.cfg.grpo.system_prompt or None,
-            observation_field=env.observation_field, action_field=env.action_field,
+            **env.prompt_fields(),
             max_concurrency=min(32, env.max_sessions), timeout=env.timeout, check_reset=env.check_reset,
             max_steps=env.max_steps, max_invalid_actions=env.max_invalid_actions, reward_mode=env.reward_mode,
             reward_clip=env.reward_clip, invalid_flags=list(env.invalid_flags), invalid_flags_in_state=env.invalid_flags_in_state,

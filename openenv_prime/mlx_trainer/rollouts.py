@@ -22,7 +22,8 @@ import mlx.nn as nn
 
 from openenv_prime.client.episode import Episode, play_in_waves
 from openenv_prime.client.episode_rules import EpisodeRules
-from openenv_prime.client.render import EpisodeProtocol, observation_to_text
+from openenv_prime.client.prompting import PromptSettings
+from openenv_prime.client.render import EpisodeProtocol
 from openenv_prime.client.session_pool import SessionPool
 from openenv_prime.mlx_trainer.chat_tokens import ChatTokens, TokenTranscript
 from openenv_prime.mlx_trainer.generation import Completion, generate
@@ -58,10 +59,15 @@ class Renderer:
 
     def __init__(self, tokenizer: Any, system_prompt: str = "", observation_field: str | None = None,
                  action_field: str | None = None, action_schema: dict[str, Any] | None = None, *,
-                 protocol: EpisodeProtocol | None = None):
+                 settings: PromptSettings | None = None, protocol: EpisodeProtocol | None = None):
+        """``protocol``: the environment's, as the trainer's setup built it; else one is built from ``action_schema``
+        and ``settings`` (or the two shortcut fields)."""
         self.tokenizer = tokenizer
-        self.observation_field = observation_field
-        self.protocol = protocol or EpisodeProtocol(action_schema, action_field=action_field, observation_field=observation_field)
+        if protocol is None:
+            if settings is None:
+                settings = PromptSettings(observation_template=observation_field, action_field=action_field)
+            protocol = EpisodeProtocol(action_schema, settings=settings)
+        self.protocol = protocol
         self.system_prompt = self.protocol.instructions(system_prompt or None) or ""
 
     def opening_messages(self, text: str) -> list[dict]:
@@ -71,7 +77,7 @@ class Renderer:
 
     def messages(self, observation: dict) -> list[dict]:
         """The opening messages for a reset's observation."""
-        return self.opening_messages(observation_to_text(observation, self.observation_field))
+        return self.opening_messages(self.protocol.observation_text(observation))
 
 
 @dataclass

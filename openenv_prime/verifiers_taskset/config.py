@@ -11,6 +11,7 @@ import verifiers.v1 as vf
 from pydantic import Field, field_validator
 
 from openenv_prime.client.episode_rules import DEFAULT_RULES, EpisodeRules
+from openenv_prime.client.prompting import PromptSettings
 from openenv_prime.client.rewards import check_clip
 
 
@@ -28,11 +29,13 @@ class OpenEnvTaskConfig(vf.TaskConfig):
         return check_clip(clip)
 
 
-class OpenEnvTasksetConfig(vf.TasksetConfig):
+class OpenEnvTasksetConfig(vf.TasksetConfig, PromptSettings):
     """Which OpenEnv server, which tasks, and how episodes talk to it (`--env.taskset.*`).
 
     The deployment (URL, limits) lives here and never in task data, so task keys and hashes
-    stay the same when the server moves."""
+    stay the same when the server moves. What the model is shown (`observation_template`,
+    `observation_budget`, `hidden_fields`, `action_field`, `action_fields`) is the client's
+    `PromptSettings`, the same keys as in eval and the MLX trainer."""
 
     base_url: str = "http://127.0.0.1:8000"
     """OpenEnv server (http(s):// or ws(s)://)."""
@@ -51,10 +54,6 @@ class OpenEnvTasksetConfig(vf.TasksetConfig):
     """Spec field (a dotted path) grouping tasks into families (curriculum keys); None = one family, "all";
     "auto" = the field the server declares for the split, else `family` or `tier` when the specs have it
     (openenv_prime.client.families). A spec without the chosen field is an error."""
-    observation_field: str | None = None
-    """Observation field shown to the model, or a `{field}` template; None = every field that is not bookkeeping."""
-    action_field: str | None = None
-    """Action field the reply fills; None = the action schema's single required field."""
     instructions: str | None = None
     """System prompt; None = one generated from the action schema."""
     max_steps: int = Field(DEFAULT_RULES.max_steps, ge=1)

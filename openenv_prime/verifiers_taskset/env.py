@@ -51,9 +51,7 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                         taskset.base_url, env_name=taskset.env_name, timeout=taskset.http_timeout
                     ) as api:
                         schema = await api.action_schema()
-                    self._protocol = EpisodeProtocol(
-                        schema, action_field=taskset.action_field, observation_field=taskset.observation_field
-                    )
+                    self._protocol = EpisodeProtocol(schema, settings=taskset)
         return self._protocol
 
     def _session_slots(self) -> contextlib.AbstractAsyncContextManager:

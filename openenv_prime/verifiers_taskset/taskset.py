@@ -11,6 +11,7 @@ import verifiers.v1 as vf
 from openenv_prime.client import TaskSource
 from openenv_prime.client.errors import RouteNotSupportedError
 from openenv_prime.client.families import family_key
+from openenv_prime.client.prompting import PromptSettings
 from openenv_prime.client.render import EpisodeProtocol
 from openenv_prime.client.setup import EnvironmentSetup
 from openenv_prime.verifiers_taskset.config import OpenEnvTaskConfig, OpenEnvTasksetConfig
@@ -65,12 +66,12 @@ def _record(trace: vf.Trace) -> dict[str, Any]:
     return trace.info.get("openenv", {})
 
 
-def default_instructions(action_schema: dict[str, Any] | None, action_field: str | None) -> str:
+def default_instructions(action_schema: dict[str, Any] | None, settings: PromptSettings) -> str:
     """The system prompt when none is configured: what a reply must look like, from the action schema
-    (an Enum's allowed values, a JSON object's fields, an MCP environment's tool-call format)."""
-    protocol = EpisodeProtocol(action_schema, action_field=action_field)
+    (its descriptions and legal values, a JSON object's fields, an MCP environment's tool-call format)."""
+    protocol = EpisodeProtocol(action_schema, settings=settings)
     if protocol.free_text:
-        field = action_field or protocol.text_field
+        field = settings.action_field or protocol.text_field
         return (
             f"You act in an environment. Reply with only your answer; it is sent as the action's "
             f"`{field}` field, so write no explanation around it."
@@ -89,7 +90,7 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
         ) as setup:
             source = setup.source
             splits = config.splits if config.splits is not None else _listed_splits(source)
-            instructions = config.instructions or default_instructions(setup.action_schema(), config.action_field)
+            instructions = config.instructions or default_instructions(setup.action_schema(), config)
             loaded = {split: source.specs(split) for split in splits}
             families = {split: setup.family_field(split, config.family_field).name for split in splits}
             tasks = [

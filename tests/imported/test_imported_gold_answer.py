@@ -1,24 +1,17 @@
 """The model never sees the gold answer of an imported verifiers task: the generated wrapper puts the whole row
 (`answer` included) in the reset observation's `task_spec` and in the state, and every prompt the eval, the
-verifiers taskset and the MLX trainer send the model is checked for the answer of the task it asks about.
-
-These fail until the gold-hiding rule of the prompts branch (h-prompts, client/observations.py) is merged: they
-are marked xfail(strict=True), so the merge that makes them pass turns them red until the marks are removed."""
+verifiers taskset and the MLX trainer send the model is checked for the answer of the task it asks about (before
+the hiding rule of client/hidden.py, all three failed: the answer was in the prompt's `task_spec`)."""
 
 from __future__ import annotations
 
 import asyncio
-
-import pytest
 
 from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
 from tests.imported.helpers import sum_in
 from tests.imported.test_imported_envs import adder
 from tests.support.scripted_openai import ScriptedOpenAIServer
 from tests.verifiers_taskset.helpers import make_env, run_episodes
-
-needs_gold_hiding = pytest.mark.xfail(strict=True, raises=AssertionError,
-                                      reason="needs h-prompts' gold hiding (client/observations.py)")
 
 
 def request_text(request: dict) -> str:
@@ -35,7 +28,6 @@ def assert_no_gold_answer(prompts: list[str], expected: int) -> None:
         assert answer not in prompt, f"the gold answer {answer} is in the prompt: {prompt[:600]!r}"
 
 
-@needs_gold_hiding
 def test_eval_prompts_never_hold_the_gold_answer(vf_sums_server):
     model = ScriptedOpenAIServer(adder("completion"))
     with model as model_url:
@@ -44,7 +36,6 @@ def test_eval_prompts_never_hold_the_gold_answer(vf_sums_server):
     assert_no_gold_answer([request_text(r) for r in model.requests], expected=8)
 
 
-@needs_gold_hiding
 def test_taskset_prompts_never_hold_the_gold_answer(vf_sums_server):
     env = make_env(vf_sums_server, max_sessions=1)
     tasks = [t for t in env.taskset if t.data.split == "eval"]
@@ -55,7 +46,6 @@ def test_taskset_prompts_never_hold_the_gold_answer(vf_sums_server):
     assert_no_gold_answer([request_text(r) for r in model.requests], expected=len(tasks))
 
 
-@needs_gold_hiding
 def test_trainer_prompts_never_hold_the_gold_answer(vf_sums_server, tmp_path, monkeypatch):
     from openenv_prime.mlx_trainer import generation, policy, rollouts
     from openenv_prime.mlx_trainer.config import config_from_dict
