@@ -14,10 +14,11 @@ from openenv_prime.client.render import EpisodeProtocol
 from openenv_prime.client.rewards import aggregate, clipped
 from openenv_prime.client.resetcheck import check_reset_plays_tasks_sync
 from openenv_prime.verifiers_taskset.config import OpenEnvTaskConfig, OpenEnvTasksetConfig
+from openenv_prime.verifiers_taskset.generations import TaskDataBase, numbered
 from openenv_prime.verifiers_taskset.keys import check_unique, durable_id, family_of, task_key
 
 
-class OpenEnvTaskData(vf.TaskData):
+class OpenEnvTaskData(TaskDataBase):
     """Everything an episode needs, and nothing about where the server runs: env-server workers
     rebuild tasks from this alone, and hashes must survive a redeployment."""
 
@@ -101,7 +102,7 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
                     if note is not None:
                         warnings.warn(note, stacklevel=2)
         check_unique(task.key for task in tasks)
-        return tasks
+        return numbered(tasks)
 
     def _check_fields(self, source: TaskSource, loaded: dict[str, list[dict[str, Any]]]) -> None:
         """No silent fallbacks: a spec without the family field is an error, one without the id field a warning."""
