@@ -1,12 +1,13 @@
 """The two verifiers generations users run, and every difference between them that this package meets.
 
 - **0.4** (the registry's verifiers 0.4.0): `TaskData` has a durable `id`, and iterating a taskset sets
-  each task's `idx`; the v1 eval CLI is `vf-eval`, tasks are chosen with `--select.*`.
+  each task's `idx`; the v1 eval CLI is `vf-eval`, and `-n`/`-s` are `--select.limit`/`--select.shuffle`
+  (seed `--select.seed`).
 - **pinned** (the commit prime-rl pins in its `deps/verifiers` submodule, a60a606 at prime-rl 559b447;
   it installs as 0.3.1.dev62): `TaskData` has `idx` and `name` but no `id`, and a taskset's `load()`
   sets `idx` itself; the v1 eval CLI is `eval` (`vf-eval` is still the legacy CLI, which cannot load a
-  v1 taskset), `-n` takes the first tasks and `--shuffle`/`--seed` shuffle them, and rollouts run on an
-  env-server worker pool unless `--no-serve`.
+  v1 taskset), `-n`/`-s` take and shuffle tasks (seed fixed at 0), and rollouts run on an env-server
+  worker pool unless `--no-serve`.
 
 The generation is read from what the installed verifiers has, not from its version number (a
 checkout's version depends on how it was built)."""
