@@ -23,6 +23,7 @@ from openenv_prime.prime_rl_adapter.pending import PendingGroups
 from openenv_prime.prime_rl_adapter.resume import STATE_VERSION, plan_resume
 from openenv_prime.prime_rl_adapter.workers import worker_index, worker_seed
 from openenv_prime.samplers import flat_key_metrics, most_drawn
+from openenv_prime.samplers.sparse import STORED_KEYS, compact
 
 COUNTERS = (
     "sampled",
@@ -30,6 +31,7 @@ COUNTERS = (
     "updates",
     "errored_groups",
     "empty_groups",
+    "unscored_groups",
     "errored_rollouts",
     "lost_tokens",
     "unknown_task_groups",
@@ -153,8 +155,8 @@ class SamplerCore:
             self._skip("missing_rewards", "missing",
                        f"a trace without any reward (task {key!r}) was left out instead of read as 0",
                        report.missing_rewards)
-        if not report.rewards:
-            self.counts["errored_groups" if report.errored_rollouts else "empty_groups"] += 1
+        if not report.rewards:  # nothing to learn from: every rollout errored, or no reward was usable
+            self.counts["errored_groups" if report.errored_rollouts else "unscored_groups"] += 1
             self.counts["lost_tokens"] += report.lost_cost
             return
         family = self.family_at[position]
@@ -194,14 +196,22 @@ class SamplerCore:
 
     # -- state ------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        """Plain data (pickle- and JSON-safe): the inner sampler, undelivered draws, counters."""
+        """Plain data (pickle- and JSON-safe): the inner sampler, undelivered draws, counters.
+
+        Sparse: only families that hold something are stored (`samplers.sparse`: the inner state's
+        `stored_keys`, with their names and delivered draws), so a family per task costs nothing until
+        it is drawn."""
+        drawn = [slot for slot, draws in enumerate(self.family_draws) if draws]
+        inner = compact(self.inner.state_dict(), also=drawn)
+        stored = inner[STORED_KEYS]
         return {
             "version": STATE_VERSION,
             "family_field": self.config.family_field,
             "num_tasks": len(self.tasks),
-            "families": list(self.families),
-            "family_draws": list(self.family_draws),
-            "inner": self.inner.state_dict(),
+            "num_families": len(self.families),
+            "families": [self.families[slot] for slot in stored],
+            "family_draws": [self.family_draws[slot] for slot in stored],
+            "inner": inner,
             "queue": [self.tasks[position].key for position in self.queue],
             "counts": dict(self.counts),
         }

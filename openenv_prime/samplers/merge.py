@@ -43,6 +43,7 @@ from openenv_prime.samplers.curriculum import _EVIDENCE, HISTORY_COLUMNS
 from openenv_prime.samplers.lineage import extended, history_digest, parse_lineage
 from openenv_prime.samplers.pooled import FLOAT_STATS, INT_STATS, _without_seed
 from openenv_prime.samplers.rngstate import rng_from_json, rng_to_json
+from openenv_prime.samplers.sparse import expand
 from openenv_prime.samplers.statecheck import STATE_VERSION, parse_amount, parse_count, parse_list, section
 
 _DECAYED = ("successes", "failures", "spread", "flat")  # s <- gamma*s + x on each update of the key
@@ -60,9 +61,10 @@ def merge_state_dicts(states: Sequence[dict[str, Any]], base: dict[str, Any] | N
     """
     import copy  # only merging needs it; keeps `import openenv_prime.samplers` light
 
+    states = [expand(state) for state in states]  # compact states (sparse.py) merge as their dense form
+    base = expand(base)
     if _UNMERGEABLE:
         raise ValueError(f"merge_state_dicts does not know how to combine curriculum fields {_UNMERGEABLE}")
-    states = list(states)
     if not states:
         raise ValueError("merge_state_dicts needs at least one state")
     for i, state in enumerate(states):
@@ -72,7 +74,10 @@ def merge_state_dicts(states: Sequence[dict[str, Any]], base: dict[str, Any] | N
     k = int(states[0]["pool"]["num_keys"])
     parsed = [_parse(state, k, f"states[{i}]") for i, state in enumerate(states)]
     start = _parse(base, k, "base") if base is not None else None
-    _check_lineage(parsed, start)
+    # One worker that loaded base without reseeding has no fork to record: its state is the merge.
+    alone = len(parsed) == 1 and start is not None and start["digest"] not in parsed[0]["lineage"]
+    if not alone:
+        _check_lineage(parsed, start)
     start_columns = start["columns"] if start is not None else _fresh(k)
     gamma = float(states[0]["config"]["gamma"])
     order = _by_digest(parsed)
@@ -103,6 +108,8 @@ def merge_state_dicts(states: Sequence[dict[str, Any]], base: dict[str, Any] | N
         merged["stats"][name] = out[name]
     for name in ("updates", *_EVIDENCE):
         merged["curriculum"][name] = out[name]
+    if alone:  # the checks above found it grew from base
+        return copy.deepcopy(states[0])
     if "task_evidence" in merged:
         start_tasks = start["tasks"] if start is not None else {}
         merged["task_evidence"] = _merged_tasks(start_tasks, [parsed[i]["tasks"] for i in order], order, gamma)
@@ -207,9 +214,10 @@ def _check_lineage(parsed: list[dict[str, Any]], start: dict[str, Any] | None) -
             lineage = lineage[lineage.index(start["digest"]) + 1 :]
         elif start is not None and any(map(any, start["columns"].values())):  # a fresh base holds nothing to recount
             raise ValueError(
-                f"states[{i}] does not descend from base: its history never loaded that state (lineage "
-                f"{lineage}, base {start['digest']}); pass as base the state all the workers loaded, and have "
-                f"each worker call reseed(its_seed) after loading it"
+                f"states[{i}] does not descend from base by its record (lineage {lineage}, base {start['digest']}): "
+                f"a worker records the state it started from only when it calls reseed(its_seed) after loading "
+                f"it, so call reseed() in each worker after load_state_dict(base) (without it the workers also "
+                f"draw the same tasks); otherwise pass as base the state the workers did load"
             )
         for digest in lineage:
             other = loaded_by.setdefault(digest, i)

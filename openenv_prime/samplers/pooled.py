@@ -18,6 +18,7 @@ from typing import Any, Iterable, Sequence
 from openenv_prime.samplers.keymetrics import flat_key_metrics, most_drawn
 from openenv_prime.samplers.pool import TaskPool
 from openenv_prime.samplers.rngstate import rng_from_json, rng_to_json
+from openenv_prime.samplers.sparse import expand
 from openenv_prime.samplers.statecheck import STATE_VERSION, parse_list, section
 from openenv_prime.samplers.task import Task
 from openenv_prime.samplers.validation import check_count, check_group, has_spread
@@ -103,7 +104,9 @@ class PooledSampler:
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Load a ``state_dict()`` whole, or raise (ValueError naming the field) and change nothing."""
+        """Load a ``state_dict()`` (or its ``sparse.compact`` form) whole, or raise (ValueError naming
+        the field) and change nothing."""
+        state = expand(state)
         check_envelope(state, type(self).__name__, self.pool, self._config(), self.LEGACY_CONFIG)
         values = {"_rng": rng_from_json(state.get("rng"))}
         stats = section(state, "stats")

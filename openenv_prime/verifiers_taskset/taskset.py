@@ -15,10 +15,11 @@ from openenv_prime.client.prompting import PromptSettings
 from openenv_prime.client.render import EpisodeProtocol
 from openenv_prime.client.setup import EnvironmentSetup
 from openenv_prime.verifiers_taskset.config import OpenEnvTaskConfig, OpenEnvTasksetConfig
+from openenv_prime.verifiers_taskset.generations import TaskDataBase, numbered
 from openenv_prime.verifiers_taskset.keys import check_unique, durable_id, task_key
 
 
-class OpenEnvTaskData(vf.TaskData):
+class OpenEnvTaskData(TaskDataBase):
     """Everything an episode needs, and nothing about where the server runs: env-server workers
     rebuild tasks from this alone, and hashes must survive a redeployment."""
 
@@ -107,7 +108,7 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
                     if note is not None:
                         warnings.warn(note, stacklevel=2)
         check_unique(task.key for task in tasks)
-        return tasks
+        return numbered(tasks)
 
     def _warn_without_ids(self, source: TaskSource, loaded: dict[str, list[dict[str, Any]]]) -> None:
         """No silent fallbacks: specs without the id field are keyed by a hash, with a warning (a spec without its

@@ -125,7 +125,8 @@ def test_fully_errored_and_traceless_groups_are_counted_without_an_update() -> N
     assert sampler.inner.state_dict() == before
     metrics = sampler.metrics()
     assert metrics["adapter/errored_groups"] == 2.0
-    assert metrics["adapter/empty_groups"] == 1.0
+    assert metrics["adapter/unscored_groups"] == 1.0  # episodes, but no trainable trace to read
+    assert metrics["adapter/empty_groups"] == 0.0
     assert metrics["adapter/lost_tokens"] == 24.0
     assert metrics["adapter/updates"] == 0.0
     assert metrics["adapter/observed_groups"] == 3.0
