@@ -121,6 +121,22 @@ def _tasks_note(runs: list[RunCurves], family: str) -> str:
     return f" (n={counts.pop()})" if len(counts) == 1 and None not in counts else ""
 
 
+def eval_headline(evals: RunCurves) -> str | None:
+    """One line on what the greedy eval says: the family whose accuracy on the test split rose most from the first
+    eval to the last, with its number of test tasks (each task moves the accuracy by 1/n, so the size is the noise
+    scale), and how many families it was picked from. None before a second eval."""
+    changes = [(ys[-1] - ys[0], f, ys[0], ys[-1]) for f, ys in evals.accuracy.items()
+               if f != _OVERALL and len(ys) > 1 and ys[0] is not None and ys[-1] is not None]
+    if not changes:
+        return None
+    gain, family, first, last = max(changes, key=lambda c: c[0])
+    n = evals.tasks.get(family)
+    size = f", {n} tasks" if n else ""
+    picked = f" (best of {len(changes)} families)" if len(changes) > 1 else ""
+    return (f"test-split eval, step {evals.steps[0]} -> {evals.steps[-1]}: family {family} "
+            f"{first:.2f} -> {last:.2f} ({gain:+.2f}{size}){picked}")
+
+
 def _labels(run_dirs: list[Path]) -> list[str]:
     """Run directory names, with the parent folder added where two runs share a name."""
     names = [d.resolve().name for d in run_dirs]
@@ -285,7 +301,8 @@ def build_sampler_figure(steps: RunSteps, evals: RunCurves | None):
     eval_ax.set_title("per-family eval accuracy")
     for ax in (draws_ax, p_ax, reward_ax, eval_ax):
         ax.grid(alpha=0.3)
-    figure.suptitle(f"What the sampler did: {steps.name}")
+    headline = eval_headline(evals) if evals is not None else None
+    figure.suptitle(f"What the sampler did: {steps.name}" + (f"\n{headline}" if headline else ""))
     return figure
 
 
@@ -327,6 +344,9 @@ def summarize(run_dir: Path) -> str:
         parts = [f"{f} {ys[0]:.2f}->{ys[-1]:.2f}" for f, ys in evals.accuracy.items()
                  if ys and ys[0] is not None and ys[-1] is not None]
         lines.append(f"  greedy eval (step {evals.steps[0]} -> {evals.steps[-1]}): " + ", ".join(parts))
+        headline = eval_headline(evals)
+        if headline:
+            lines.append(f"  {headline}")
     return "\n".join(lines)
 
 
