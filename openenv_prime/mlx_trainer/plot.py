@@ -22,6 +22,7 @@ class RunCurves:
     tokens: list[int] = field(default_factory=list)
     accuracy: dict[str, list[float | None]] = field(default_factory=dict)
     tasks: dict[str, int] = field(default_factory=dict)  # eval tasks per family at the last eval
+    split: str = "test"  # the split the evals ran on (the run's environment.test_split)
 
 
 def load_run(run_dir: Path, name: str | None = None) -> RunCurves:
@@ -57,7 +58,18 @@ def load_run(run_dir: Path, name: str | None = None) -> RunCurves:
             curves.accuracy[f].append(record["accuracy"].get(f))
         curves.accuracy[_OVERALL].append(record.get("overall"))
     curves.tasks = {f: int(n) for f, n in evals[max(evals)].get("n", {}).items()}
+    curves.split = _eval_split(Path(run_dir))
     return curves
+
+
+def _eval_split(run_dir: Path) -> str:
+    """The run's environment.test_split from RUN_DIR/config.toml ("test" when there is none)."""
+    import tomllib
+
+    try:
+        return tomllib.loads((run_dir / "config.toml").read_text())["environment"]["test_split"]
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return "test"
 
 
 def plot_runs(run_dirs: list[Path], out: Path | None = None) -> Path:
@@ -122,7 +134,7 @@ def _tasks_note(runs: list[RunCurves], family: str) -> str:
 
 
 def eval_headline(evals: RunCurves) -> str | None:
-    """One line on what the greedy eval says: the family whose accuracy on the test split rose most from the first
+    """One line on what the greedy eval says: the family whose accuracy on the eval split rose most from the first
     eval to the last, with its number of test tasks (each task moves the accuracy by 1/n, so the size is the noise
     scale), and how many families it was picked from. None before a second eval."""
     changes = [(ys[-1] - ys[0], f, ys[0], ys[-1]) for f, ys in evals.accuracy.items()
@@ -133,7 +145,7 @@ def eval_headline(evals: RunCurves) -> str | None:
     n = evals.tasks.get(family)
     size = f", {n} tasks" if n else ""
     picked = f" (best of {len(changes)} families)" if len(changes) > 1 else ""
-    return (f"test-split eval, step {evals.steps[0]} -> {evals.steps[-1]}: family {family} "
+    return (f"{evals.split}-split eval, step {evals.steps[0]} -> {evals.steps[-1]}: family {family} "
             f"{first:.2f} -> {last:.2f} ({gain:+.2f}{size}){picked}")
 
 
@@ -191,7 +203,8 @@ def load_steps(run_dir: Path, name: str | None = None) -> RunSteps:
     if not records:
         raise ValueError(f"{run_dir}/log.jsonl: no step lines yet")
     out = RunSteps(name or Path(run_dir).resolve().name)
-    families = sorted({k.split("/")[1] for r in records.values() for k in r.get("sampler", {}) if k.startswith("key/")}
+    families = sorted({k[len("key/"):].rpartition("/")[0] for r in records.values() for k in r.get("sampler", {})
+                       if k.startswith("key/")}
                       | {f for r in records.values() for f in r.get("family_reward", {})}, key=_family_order)
     out.draws = {f: [] for f in families}
     out.p = {f: [] for f in families}

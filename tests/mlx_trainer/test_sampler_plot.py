@@ -50,6 +50,16 @@ def test_draws_per_step_are_the_differences_of_the_sampler_counts(tmp_path):
     assert steps.p_source == "sampler" and steps.p["0"][-1] > steps.p["0"][0]
 
 
+def test_a_family_name_with_a_slash_stays_one_family(tmp_path):
+    """reasoning-gym's families are "dataset/tier": the sampler's keys "key/products/0/episodes" name "products/0"."""
+    run = write_log(tmp_path / "run", MOVING)
+    text = (run / "log.jsonl").read_text().replace('"key/0/', '"key/products/0/').replace('"key/1/', '"key/products/1/')
+    (run / "log.jsonl").write_text(text.replace('"0": 0.5', '"products/0": 0.5').replace('"1": 0.0', '"products/1": 0.0'))
+    steps = load_steps(run)
+    assert list(steps.draws) == ["products/0", "products/1"]
+    assert steps.draws["products/0"] == [d["0"] for d in MOVING]
+
+
 def test_without_a_sampler_p_the_observed_success_rate_is_used(tmp_path):
     steps = load_steps(write_log(tmp_path / "run", MOVING, with_p=False))
     assert steps.p_source == "observed"
