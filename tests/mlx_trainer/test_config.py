@@ -49,6 +49,12 @@ def test_unknown_key_is_named(tmp_path):
         ({"sampler": {"kwargs": {"gama": 0.9}}}, "sampler.kwargs"),
         ({"sampler": {"log_keys": -1}}, "sampler.log_keys"),
         ({"grpo": {"group_size": 8}, "sampler": {"kwargs": {"group_size": 4}}}, "grpo.group_size"),
+        ({"environment": {"embedded": "reasoning-gym", "datasets": ["products", "nope"]}}, "'nope'"),
+        ({"environment": {"embedded": "reasoning-gym", "datasets": ["basic_arithmetic"], "tiers": 9}}, "environment.tiers"),
+        ({"environment": {"embedded": "reasoning-gym", "datasets": []}}, "environment.datasets"),
+        ({"environment": {"split_sizes": {"train": 40}}}, "environment.split_sizes"),
+        ({"environment": {"embedded": "reasoning-gym", "split_sizes": {"dev": 4}}}, "environment.split_sizes"),
+        ({"environment": {"embedded": "reasoning-gym", "split_sizes": {"train": 0}}}, "environment.split_sizes"),
     ],
 )
 def test_bad_value_is_named(data, key):
