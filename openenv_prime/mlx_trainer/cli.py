@@ -10,7 +10,7 @@ from pathlib import Path
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "train",
-        help="GRPO + LoRA training with MLX; with no CONFIG, the offline default (SmolLM2-135M on chain_sum)",
+        help="GRPO + LoRA training with MLX; with no CONFIG, the offline default (SmolLM2-135M on reasoning-gym arithmetic)",
         description="Train LoRA adapters by GRPO on an OpenEnv environment, choosing tasks with a sampler. "
         "Writes RUN_DIR/run.json, config.toml, log.jsonl, checkpoints/ and plots/, into a new or empty RUN_DIR or "
         "one of its own runs only. Ctrl-C saves a checkpoint of the last completed step and stops; --resume continues.",

@@ -246,7 +246,7 @@ def config_from_dict(data: dict[str, Any], source: str = "(dict)") -> TrainConfi
 
 
 def load_config(path: str | Path | None = None) -> TrainConfig:
-    """Read a TOML config; None reads the embedded default (SmolLM2-135M on the embedded chain_sum)."""
+    """Read a TOML config; None reads the embedded default (SmolLM2-135M on the embedded reasoning-gym server)."""
     if path is None:
         return config_from_dict(tomllib.loads(default_config_text()), "(embedded default)")
     path = Path(path)
