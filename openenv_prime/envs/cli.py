@@ -11,10 +11,10 @@ import json
 
 NAMED_ENVIRONMENTS = ("chain-sum", "reasoning-gym", "imported")
 _CLASS_FLAGS = ("tasks", "seeds", "splits", "path", "env_name", "action", "observation", "env_kwargs")
-_TIER_FLAGS = ("tiers", "schedule", "datasets", "train_size", "test_size")
+_TIER_FLAGS = ("tiers", "schedule", "datasets", "train_size", "test_size", "heldout_size")
 _USED_BY = {
     "chain-sum": {"tiers", "schedule"},
-    "reasoning-gym": {"tiers", "datasets", "train_size", "test_size"},
+    "reasoning-gym": {"tiers", "datasets", "train_size", "test_size", "heldout_size"},
     "imported": {"env_kwargs"},
     "class": set(_CLASS_FLAGS),
 }
@@ -162,6 +162,11 @@ def register(subparsers) -> None:
     )
     tiers.add_argument("--train-size", type=int, default=None, metavar="N", help="reasoning-gym: train tasks per dataset and tier (default 10000)")
     tiers.add_argument("--test-size", type=int, default=None, metavar="N", help="reasoning-gym: test tasks per dataset and tier (default 200)")
+    tiers.add_argument(
+        "--heldout-size", type=int, default=None, metavar="N",
+        help="reasoning-gym: add a split `heldout` of N test items per dataset and tier whose questions no train item asks, "
+        "each question once (a tier with fewer such questions is refused); default: no such split",
+    )
 
     own = parser.add_argument_group("MODULE:CLASS (any OpenEnv environment)")
     own.add_argument("--tasks", default=None, metavar="FILE.jsonl", help='task list: one {"split", "id", ..., "reset": {...}} object per line')

@@ -27,6 +27,22 @@ ENVIRONMENTS = ("chain-sum", "reasoning-gym", "imported")
 (with `tasks` or `seeds`)."""
 
 
+def check_datasets_have_tiers(datasets: Sequence[str], tiers: int) -> None:
+    """Raise a ValueError naming every reasoning-gym dataset that `serve reasoning-gym --tiers N` would refuse
+    (unknown, no curriculum, fewer levels than `tiers`), so a config fails before a server or model starts.
+    Reads reasoning-gym's curricula only; builds no items."""
+    from openenv_prime.envs.reasoning_gym_tiers.tiers import DatasetError, dataset_tiers
+
+    problems = []
+    for name in datasets:
+        try:
+            dataset_tiers(name, tiers)
+        except DatasetError as error:
+            problems.append(str(error))
+    if problems:
+        raise ValueError("; ".join(problems))
+
+
 class ServerStartError(RuntimeError):
     """The server exited or did not become healthy in time; the message carries its output tail."""
 

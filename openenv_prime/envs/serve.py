@@ -94,6 +94,8 @@ def serve_reasoning_gym(args, max_sessions: int) -> int:
     sock = _bind(args.host, args.port)
     datasets = [d.strip() for d in (args.datasets or "").split(",") if d.strip()]
     per_tier = {"train": 10_000 if args.train_size is None else args.train_size, "test": 200 if args.test_size is None else args.test_size}
+    if args.heldout_size is not None:
+        per_tier["heldout"] = args.heldout_size
     try:
         if not datasets:
             raise ValueError("--datasets is required: name one or more reasoning-gym datasets, e.g. --datasets leg_counting,chain_sum")
@@ -102,8 +104,9 @@ def serve_reasoning_gym(args, max_sessions: int) -> int:
         from openenv_prime.envs.reasoning_gym_tiers.taskset import ReasoningGymTaskset, check_datasets
 
         tiers = 3 if args.tiers is None else args.tiers
-        ReasoningGymTaskset(datasets, tiers, per_tier)
+        taskset = ReasoningGymTaskset(datasets, tiers, per_tier)
         check_datasets(datasets, tiers)
+        taskset.check_heldout()
         _skip_gradio_unless_web_ui()
         from openenv_prime.envs.reasoning_gym_tiers.app import build_app
 

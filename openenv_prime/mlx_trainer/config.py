@@ -106,8 +106,14 @@ class EnvironmentConfig(_Section, PromptSettings):
     # than asked (openenv drops reset arguments the environment's reset() does not take); a note when the environment
     # itself is random (see openenv_prime.client.resetcheck); evals check their split too.
     check_reset: bool = True
-    embedded: Literal["chain-sum"] = "chain-sum"
+    # The server the trainer starts when base_url is empty: chain_sum, or reasoning-gym `datasets` in `tiers` tiers.
+    embedded: Literal["chain-sum", "reasoning-gym"] = "chain-sum"
     tiers: int = Field(5, ge=1)
+    # embedded = "reasoning-gym": the datasets it serves (each needs a curriculum; families are "dataset/tier"), and
+    # tasks per family in its splits: train, test, and heldout (test items whose questions no train item asks; the
+    # split exists only when given a size). Empty = the server's defaults (10000 train, 200 test).
+    datasets: list[str] = Field(default_factory=lambda: ["chain_sum"], min_length=1)
+    split_sizes: dict[Literal["train", "test", "heldout"], int] = Field(default_factory=dict)
     # Embedded chain_sum's tier ladder: "lockstep" (tier t = t+2 terms of t+1 digits) or "interleaved"
     # (terms and digits grow in turn: 2x1, 3x1, 3x2, 4x2, ...: a gentler ramp).
     schedule: Literal["lockstep", "interleaved"] = "lockstep"
@@ -146,6 +152,23 @@ class EnvironmentConfig(_Section, PromptSettings):
     def _task_list_needs_a_server(self) -> "EnvironmentConfig":
         if self.tasks is not None and not self.base_url:
             raise ValueError("environment.tasks: a task list is played on a server of your own; set environment.base_url")
+        return self
+
+    @model_validator(mode="after")
+    def _datasets_have_tiers(self) -> "EnvironmentConfig":
+        """An embedded reasoning-gym server's datasets and tiers are checked here, before any server or model starts."""
+        if self.split_sizes and (self.embedded != "reasoning-gym" or self.base_url):
+            raise ValueError("environment.split_sizes: sizes are for the embedded reasoning-gym server "
+                             '(embedded = "reasoning-gym" and no base_url); remove them')
+        if any(n < 1 for n in self.split_sizes.values()):
+            raise ValueError(f"environment.split_sizes: every size must be at least 1, got {self.split_sizes}")
+        if self.embedded == "reasoning-gym" and not self.base_url:
+            from openenv_prime.envs.launch import check_datasets_have_tiers
+
+            try:
+                check_datasets_have_tiers(self.datasets, self.tiers)
+            except ValueError as error:
+                raise ValueError(f"environment.datasets / environment.tiers: {error}") from None
         return self
 
     @field_validator("reward_clip")
@@ -237,7 +260,7 @@ def config_from_dict(data: dict[str, Any], source: str = "(dict)") -> TrainConfi
 
 
 def load_config(path: str | Path | None = None) -> TrainConfig:
-    """Read a TOML config; None reads the embedded default (SmolLM2-135M on the embedded chain_sum)."""
+    """Read a TOML config; None reads the embedded default (SmolLM2-135M on the embedded reasoning-gym server)."""
     if path is None:
         return config_from_dict(tomllib.loads(default_config_text()), "(embedded default)")
     path = Path(path)

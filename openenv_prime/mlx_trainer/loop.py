@@ -74,7 +74,9 @@ def _environment(config: TrainConfig) -> Iterator[str]:
         return
     from openenv_prime.envs.launch import local_server
 
-    with local_server(env.embedded, tiers=env.tiers, max_sessions=env.max_sessions, schedule=env.schedule) as url:
+    served = {"datasets": env.datasets} if env.embedded == "reasoning-gym" else {"schedule": env.schedule}
+    sizes = [arg for split, n in env.split_sizes.items() for arg in (f"--{split}-size", str(n))]
+    with local_server(env.embedded, tiers=env.tiers, max_sessions=env.max_sessions, extra_args=sizes, **served) as url:
         yield url
 
 

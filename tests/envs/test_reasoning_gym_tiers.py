@@ -147,6 +147,43 @@ def test_overlap_report_per_dataset_and_tier():
     assert chain_sum_top.test_items_in_train == 0 and chain_sum_top.distinct_train_questions == 30
 
 
+@pytest.mark.parametrize("train", [30, 64])
+def test_heldout_questions_never_occur_in_train_and_each_comes_once(train):
+    """Tier 0 of leg_counting and products has about a hundred problems: test repeats train there, heldout never does."""
+    sizes = {"train": train, "test": 200, "heldout": 16}
+    taskset = ReasoningGymTaskset(["leg_counting", "products"], 2, sizes)
+    taskset.check_heldout()
+    assert [s["name"] for s in taskset.list_splits()] == ["train", "test", "heldout"]
+    assert taskset.num_tasks("heldout") == 16 * 4
+    for block, family in enumerate(taskset.families):
+        train_questions = {taskset.entry("train", block * train + i)["question"] for i in range(train)}
+        test_questions = [taskset.entry("test", block * 200 + i)["question"] for i in range(200)]
+        specs = [taskset.get_task("heldout", block * 16 + i) for i in range(16)]
+        held = [taskset.entry("heldout", s["index"])["question"] for s in specs]
+        assert not set(held) & train_questions and len(set(held)) == 16, family
+        assert all(s["family"] == family and s["id"] == f"{family.replace('/', '/heldout/t')}/{i}" for i, s in enumerate(specs))
+        test_base = taskset.seed_base("test", specs[0]["dataset"], specs[0]["tier"])
+        assert all(test_base <= s["seed"] < test_base + 1_000_000 for s in specs)  # heldout items are test items
+        if family.endswith("/0"):
+            assert sum(q in train_questions for q in test_questions) > 0  # what heldout is for
+
+
+def test_a_tier_with_too_few_new_questions_is_refused_by_name():
+    taskset = ReasoningGymTaskset(["products"], 2, {"train": 400, "test": 200, "heldout": 32})
+    with pytest.raises(DatasetError, match=r"products/0 has only \d+ questions that none of its 400 train items asks.*"
+                                           r"lower --heldout-size or --train-size"):
+        taskset.check_heldout()
+    with pytest.raises(ValueError, match="needs a train size too"):
+        ReasoningGymTaskset(["products"], 2, {"test": 200, "heldout": 32})
+
+
+def test_serve_refuses_a_heldout_split_it_cannot_fill():
+    done = subprocess.run(
+        [sys.executable, "-m", "openenv_prime", "serve", "reasoning-gym", "--datasets", "products", "--tiers", "1",
+         "--train-size", "400", "--heldout-size", "32", "--port", "0"], capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "products/0 has only" in done.stderr and "--heldout-size 32" in done.stderr
+
+
 # -- a real server ------------------------------------------------------------------------------
 
 
