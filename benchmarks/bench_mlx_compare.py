@@ -208,7 +208,7 @@ def report(out: Path, samplers: list[str]) -> None:
           "quarter of the run; episodes on the families in reach; time")
     print(f"\n| sampler | seed | {' | '.join(families)} | all | sampled reward by quarter | groups with signal by quarter "
           f"| episodes in reach | s/step | wall s (CPU s) | load |")
-    print("|---|---|" + "---|" * (len(families) + 6))
+    print("|---|---|" + "---|" * (len(families) + 7))
     for sampler, by_seed in rows.items():
         for seed, r in by_seed.items():
             acc = " | ".join(f"{r['first']['accuracy'][f]:.2f} -> {r['last']['accuracy'][f]:.2f}" for f in families)

@@ -76,5 +76,14 @@ def test_the_comparison_runs_each_sampler_resumably_and_reports(tmp_path):
     assert state["sampler"]["config"]["peer"] == "greso" and "p_hard" in state["sampler"]["peer"]
     assert "| greso | 0 |" in done.stdout and "Per-seed wins of curriculum" in done.stdout
     assert (tmp_path / "cmp" / "compare.png").stat().st_size > 10_000
+    tables, table = [], []
+    for line in done.stdout.splitlines() + [""]:  # consecutive lines that start with "|" make one markdown table
+        if line.startswith("|"):
+            table.append(line)
+        elif table:
+            tables, table = tables + [table], []
+    assert len(tables) == 3
+    for table in tables:  # every row, the separator included, has as many cells as the header
+        assert {line.count("|") for line in table} == {table[0].count("|")}, table[:2]
     again = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0 and "training (" not in again.stdout and "| uniform | 0 |" in again.stdout
