@@ -7,6 +7,11 @@ run, medians and per-seed wins, and one plot with the samplers overlaid.
 
     LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python benchmarks/bench_mlx_compare.py --seeds 0 1 2 3 --out runs/compare
 
+The defaults are the run docs/mlx.md reports: the default run's 16 steps and settings on products and
+basic_arithmetic in tiers 0 and 1 (tier 1 starts at 0 held-out accuracy, so the samplers have families of different
+difficulty to choose between), 40 train tasks and 32 held-out questions per family, evals at steps 0 and 16; 12 runs
+took about an hour on the shared 2-core machine.
+
 Each (sampler, seed) trains in its own process into OUT/seedN/SAMPLER/ (config beside it, OUT/seedN/SAMPLER.json); a
 finished run is skipped and a started one resumes from its checkpoint, so a killed compare continues where it stopped.
 --report-only prints the tables and draws the plot from what is there. --model tiny is the smoke path (a random tiny
@@ -29,7 +34,7 @@ from pathlib import Path
 from bench_mlx_common import SYSTEM_PROMPT, finished, model_path, records
 
 PACKAGE_SAMPLERS = ("curriculum", "uniform")
-PEER = "greso"  # the strongest 2025 peer (docs/mlx.md says why); --peer picks another of peer_sampler.PEERS
+PEER = "greso"  # the strongest 2025 peer (docs/mlx.md says why); --samplers takes another of peer_sampler.PEERS
 REACH = 0.1  # a family is "in reach" when some eval of some run answers at least this share of it
 
 # The settings of the embedded default run (openenv_prime/mlx_trainer/default.toml when this was measured), pinned here
@@ -339,12 +344,13 @@ def main() -> None:
     parser.add_argument("--samplers", nargs="+", default=["curriculum", "uniform", PEER],
                         choices=[*PACKAGE_SAMPLERS, *PEERS],
                         help="in this order within each seed; a peer name runs benchmarks/peer_sampler.py's adapter")
-    parser.add_argument("--steps", type=int, default=32)
-    parser.add_argument("--datasets", type=lambda s: s.split(","), default=["products", "basic_arithmetic", "chain_sum"],
+    parser.add_argument("--steps", type=int, default=16)
+    parser.add_argument("--datasets", type=lambda s: s.split(","), default=["products", "basic_arithmetic"],
                         help="reasoning-gym datasets, comma-separated; families are dataset x tier")
-    parser.add_argument("--tiers", type=int, default=2)
+    parser.add_argument("--tiers", type=int, default=2,
+                        help="tiers per dataset: 0 is the default run's, 1 starts at 0 held-out accuracy for SmolLM2")
     parser.add_argument("--train-size", type=int, default=40, help="train tasks per family")
-    parser.add_argument("--heldout-size", type=int, default=64,
+    parser.add_argument("--heldout-size", type=int, default=32,
                         help="held-out questions per family, all evaluated (no train task of the family asks them)")
     parser.add_argument("--eval-every", type=int, default=16,
                         help="held-out eval every N steps (and at step 0 and the end); each asks every held-out question")
