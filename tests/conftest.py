@@ -51,7 +51,7 @@ def partial_servers(request, tmp_path_factory):
     port = free_port()
     root = f"http://127.0.0.1:{port}"
     log = tmp_path_factory.mktemp("partial-servers") / "server.log"
-    with serving([python, str(script), str(port)], f"{root}/{KINDS[0]}/health", log, timeout=120):
+    with serving([python, str(script), str(port)], f"{root}/{KINDS[0]}/health", log):
         yield {kind: f"{root}/{kind}" for kind in KINDS}
 
 

@@ -213,7 +213,7 @@ def test_blocking_policy_outlasting_keepalive_gets_its_episodes_replayed(tmp_pat
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     environ = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
-    with serving([sys.executable, str(script), str(port)], f"{url}/health", tmp_path / "log", timeout=120, env=environ):
+    with serving([sys.executable, str(script), str(port)], f"{url}/health", tmp_path / "log", env=environ):
         config = EvalConfig(base_url=url, per_family=1, families=["0", "3"])
         result = run_eval(config, _BlockingPolicy(url, sockets=2))
     assert result.reconnects == 2

@@ -20,7 +20,7 @@ from openenv_prime.mlx_trainer.config import config_from_dict, dump_toml
 from openenv_prime.mlx_trainer.errors import TrainingError
 from openenv_prime.mlx_trainer.loop import train
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
-from tests.support.waiting import until
+from tests.support.waiting import HANG_GUARD_S, until
 
 
 # ---- eval mode outside the loss ------------------------------------------------------------------------------
@@ -123,7 +123,7 @@ def test_cli_resume_with_a_different_config_exits_with_the_list(tiny_model_dir, 
     other = tmp_path / "other.toml"
     other.write_text(dump_toml(_config(tiny_model_dir, toy, grpo={"temperature": 0.5})))
     proc = subprocess.run([sys.executable, "-m", "openenv_prime", "train", str(other), "--out", str(run_dir), "--resume",
-                           "--no-progress"], capture_output=True, text=True, timeout=120)
+                           "--no-progress"], capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert proc.returncode == 1
     assert "grpo.temperature: 1.0 -> 0.5" in proc.stderr and "--allow-config-change" in proc.stderr
 

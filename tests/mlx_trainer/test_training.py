@@ -17,7 +17,7 @@ import pytest
 
 from trainer_helpers import SMALL_VOCAB, RecordingSampler, format_sft_model, read_log, toy_server
 
-from tests.support.waiting import until
+from tests.support.waiting import HANG_GUARD_S, until
 
 from openenv_prime.mlx_trainer.config import config_from_dict, dump_toml
 from openenv_prime.mlx_trainer.loop import TrainingError, train
@@ -271,7 +271,7 @@ def test_ctrl_c_on_the_cli_exits_with_a_clear_message(sft_model, server, tmp_pat
         until((run_dir / "checkpoints" / "step_000001" / "state.json").exists, "a checkpoint of step 1", process=proc,
               interval=0.01)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
+        out, err = proc.communicate(timeout=HANG_GUARD_S)
     finally:
         if proc.poll() is None:
             proc.kill()
