@@ -83,7 +83,7 @@ def local_server(
     python: str | None = None,
     port: int = 0,
     host: str = "127.0.0.1",
-    startup_timeout: float = 120.0,
+    startup_timeout: float = 300.0,
     schedule: str | None = None,
     session_timeout: float | None = None,
     datasets: Sequence[str] | None = None,
@@ -101,7 +101,8 @@ def local_server(
     `paths` are put first on the server's sys.path to import MODULE). Arguments left None take the
     `openenv-prime serve` defaults; `extra_args` are passed to it as they are. The server is stopped
     (SIGTERM, then SIGKILL after 10 s) when the block exits, however it exits. Raises `ServerStartError`
-    with the server's output tail if it dies or is not healthy within `startup_timeout` seconds.
+    with the server's output tail if it dies (at once) or is not healthy within `startup_timeout` seconds (a hang
+    guard: a server starts in seconds on a quiet machine and in over a minute on a loaded one).
     """
     if env not in ENVIRONMENTS and ":" not in env:
         raise ValueError(
