@@ -44,7 +44,7 @@ def orchestrator_import_blocker() -> str | None:
     return None
 
 
-def load_config(path: Path, base_url: str, output_dir: Path, batch_size: int, group_size: int):
+def load_config(path: Path, base_url: str, output_dir: Path, batch_size: int, group_size: int, pending_horizon: int):
     from prime_rl.configs.rl import RLConfig
     from prime_rl.utils.config import cli
 
@@ -60,7 +60,8 @@ def load_config(path: Path, base_url: str, output_dir: Path, batch_size: int, gr
         source.env.taskset = source.env.taskset.model_copy(update={"base_url": base_url})
     for source in orchestrator.train.source:
         sampler = source.curriculum.sampler
-        sampler.kwargs = {**sampler.kwargs, "sampler_kwargs": {**sampler.kwargs["sampler_kwargs"], "group_size": group_size}}
+        sampler.kwargs = {**sampler.kwargs, "sampler_kwargs": {**sampler.kwargs["sampler_kwargs"], "group_size": group_size},
+                          "pending_horizon": pending_horizon}
     return orchestrator
 
 
@@ -176,7 +177,7 @@ async def run(args) -> tuple[dict, list[str]]:
     blocker = orchestrator_import_blocker()
     log(f"prime_rl.orchestrator.orchestrator import: {'ok' if blocker is None else 'blocked: ' + blocker}")
     output_dir = Path(args.output_dir)
-    config = load_config(Path(args.config), args.base_url, output_dir, args.batch_size, args.group_size)
+    config = load_config(Path(args.config), args.base_url, output_dir, args.batch_size, args.group_size, args.pending_horizon)
     train_envs, train_source, sink, progress = build_pipeline(config)
     env_name = next(iter(train_envs)).name
     curriculum = train_source.curricula[env_name]
@@ -199,6 +200,9 @@ async def run(args) -> tuple[dict, list[str]]:
     ckpt = CheckpointManager(output_dir, config.ckpt)
     rng = random.Random(args.seed)
     cancelled = 0
+    cancelled_at: list[float] = []
+    most_pending = 0
+    unaccounted = []  # steps where drawn != observed + pending + lost
     saved_steps = []
     progress.step = 1
     while progress.step <= args.steps:
@@ -211,6 +215,7 @@ async def run(args) -> tuple[dict, list[str]]:
             group_id = uuid.uuid4().hex
             if rng.random() < args.stale_share:  # the dispatcher cancels it as stale: never observed
                 cancelled += 1
+                cancelled_at.append(adapter.counts["sampled"])  # its draw number
                 batch = await sink.cancel(GroupCancellation(
                     kind="train", env_name=env_name, group_id=group_id, count=config.group_size, reason="stale"))
                 continue
@@ -219,10 +224,14 @@ async def run(args) -> tuple[dict, list[str]]:
             for reward in rewards:
                 batch = await sink.add(episode(task, env_name, group_id, reward, step, max(step - 1, 0))) or batch
         metrics = train_source.metrics()  # what the orchestrator logs once per step
+        pending, lost = adapter.metrics()["adapter/pending_groups"], adapter.metrics()["adapter/lost_groups"]
+        most_pending = max(most_pending, pending)
+        if adapter.counts["sampled"] != adapter.counts["observed_groups"] + pending + lost:
+            unaccounted.append(step)
         log(
             f"step {step}: batch shipped ({len(sink.pending_batch)} traces left queued); groups drawn {sum(draws.values())}; "
             f"admission_rate {metrics.get(f'curriculum/{env_name}/admission_rate', 0):.2f}; "
-            f"pending {metrics[f'curriculum/{env_name}/sampler/adapter/pending_groups']:.0f}; "
+            f"pending {metrics[f'curriculum/{env_name}/sampler/adapter/pending_groups']:.0f}, lost {lost:.0f}; "
             f"draws by tier {dict(sorted(draws.items()))}"
         )
         if step % args.ckpt_every == 0:
@@ -245,7 +254,10 @@ async def run(args) -> tuple[dict, list[str]]:
         "observed_groups": int(adapter.counts["observed_groups"]),
         "observed_before_gate": delivered["observed_before_gate"],
         "gate_rejected": delivered["rejected"],
+        "pending_horizon": args.pending_horizon,
+        "pending_groups_max": most_pending,
         "pending_groups_at_end": adapter.metrics()["adapter/pending_groups"],
+        "lost_groups_at_end": adapter.metrics()["adapter/lost_groups"],
         f"draw_share_steps_1_{saved_steps[0]}": shares(first),
         f"draw_share_steps_{saved_steps[-2] + 1 if len(saved_steps) > 1 else 1}_{saved_steps[-1]}": shares(late),
     }
@@ -273,6 +285,14 @@ async def run(args) -> tuple[dict, list[str]]:
         failures.append("the zero-advantage gate rejected nothing (no all-equal groups seen)")
     if summary["pending_groups_at_end"] > cancelled + 1:
         failures.append("stale groups stayed pending")
+    if most_pending > args.pending_horizon:
+        failures.append(f"pending groups reached {most_pending:.0f}, above the horizon of {args.pending_horizon} draws")
+    if unaccounted:
+        failures.append(f"drawn != observed + pending + lost at steps {unaccounted}")
+    # Delivered groups are observed at once, so exactly the cancelled groups drawn a horizon ago are lost.
+    expired = sum(1 for number in cancelled_at if number <= adapter.counts["sampled"] - args.pending_horizon)
+    if summary["lost_groups_at_end"] != expired:
+        failures.append(f"{summary['lost_groups_at_end']:.0f} groups counted lost, but {expired} cancelled groups are past the horizon")
     if late_signal <= early_signal:
         failures.append(f"draws did not move toward the tiers with signal ({early_signal:.3f} -> {late_signal:.3f})")
     if not summary.get("resume_continues_identically", False):
@@ -291,6 +311,8 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=64, help="rollouts per step (orchestrator.batch_size)")
     parser.add_argument("--group-size", type=int, default=8)
     parser.add_argument("--stale-share", type=float, default=0.1, help="share of groups cancelled as stale")
+    parser.add_argument("--pending-horizon", type=int, default=32,
+                        help="the adapter's pending_horizon (draws), small here so cancelled groups expire within the run")
     parser.add_argument("--ckpt-every", type=int, default=4)
     parser.add_argument("--window", type=int, default=3, help="steps compared at the start and the end")
     parser.add_argument("--seed", type=int, default=0)

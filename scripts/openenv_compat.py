@@ -1,212 +1,188 @@
-"""The compatibility matrix: OpenEnv's own environments, served from a checkout, evaluated with `openenv-prime eval`.
+"""The compatibility matrix: OpenEnv's own environments, served from a checkout, evaluated by openenv-prime's eval.
 
-Run it through `scripts/openenv-compat OPENENV_CHECKOUT` (which makes the server interpreter). For each
-environment: write a task list, serve the environment class with the Task API added
-(`openenv-prime serve MODULE:CLASS --tasks FILE --path CHECKOUT`, under --server-python), start a scripted
-OpenAI-compatible "model" whose rule plays a legal move read from the text the model is shown, run
-`openenv-prime eval` against both, and read its JSON report. Prints one table row per environment.
+Run it through `scripts/openenv-compat OPENENV_CHECKOUT`. For each environment: write a task list, serve it both
+ways this package offers (the class with the Task API added, `openenv-prime serve MODULE:CLASS --tasks FILE`, and the
+environment's own app under uvicorn with the task list given to the eval), each from a virtualenv that holds what
+that environment needs (made on first use: `.venv-compat` for the six original environments, `.venv-compat-NAME`
+for the others), started and stopped by `openenv_prime.envs.launch`. Then run `openenv_prime.evaluation.run_eval`
+(what `openenv-prime eval` runs) twice, with two scripted policies that read only the messages the model is shown
+(scripts/compat_players.py): the environment's legal-move player, and the prompt reader, which knows no game and
+picks among the values the prompt states. Prints one table row per environment and way of serving.
 Nothing of OpenEnv's code is copied: the checkout is imported from where the user keeps it.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
+import hashlib
 import json
-import operator
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
-import httpx  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from tests.support.processes import free_port  # noqa: E402
-from tests.support.scripted_openai import ScriptedOpenAIServer, last_user_text  # noqa: E402
+import compat_players as players  # noqa: E402
+from openenv_prime.client.errors import OpenEnvError  # noqa: E402
+from openenv_prime.client.resetcheck import ResetIgnoredError  # noqa: E402
+from openenv_prime.envs.launch import ServerStartError, local_app, local_server  # noqa: E402
+from openenv_prime.evaluation import EvalConfig, run_eval  # noqa: E402
+from openenv_prime.evaluation.report import report_dict, write_json  # noqa: E402
 
-Rule = Callable[[dict[str, Any]], str]
-
-
-def user_texts(request: dict[str, Any]) -> list[str]:
-    return [str(m.get("content")) for m in request.get("messages", []) if m.get("role") == "user"]
-
-
-def field_value(text: str, name: str) -> Any:
-    """The JSON value of a ``name: value`` line of the observation text (the default rendering)."""
-    match = re.search(rf"^{re.escape(name)}: (.*)$", text, re.MULTILINE)
-    if match is None:
-        return None
-    try:
-        return json.loads(match.group(1))
-    except ValueError:
-        return match.group(1)
+# What every server interpreter needs: openenv with the Task API, and openenv-prime's server side (imported from
+# this tree through PYTHONPATH). The environments' own pyprojects pin openenv-core, which has no Task API routes.
+SERVER_REQUIREMENTS = ("openenv==0.10.0", "uvicorn>=0.30", "fastapi>=0.110", "httpx>=0.28", "websockets>=15",
+                       "pydantic>=2.7", "rich>=13", "jsonschema>=4.18")
+# What the six original environments import: numpy (connect4, maze), matplotlib (maze), chess + moonfish (chess),
+# reasoning-gym (reasoning_gym); wildfire needs only the standard library.
+BASE_REQUIREMENTS = ("reasoning-gym==0.1.25", "chess", "moonfish", "numpy", "matplotlib")
 
 
-def last_observation(request: dict[str, Any], name: str) -> tuple[Any, str]:
-    """The latest user text that shows ``name`` (feedback after a bad reply shows none) and its value."""
-    for text in reversed(user_texts(request)):
-        value = field_value(text, name)
-        if value is not None:
-            return value, text
-    raise ValueError(f"no observation with {name!r} in {user_texts(request)[-1][:200]!r}")
-
-
-# ---- legal-move players: each reads only what the model is shown -------------------------------------
-def echo_player(request: dict[str, Any]) -> str:
-    turn = len(user_texts(request))
-    tool = "echo_message" if turn % 2 else "echo_with_length"
-    return json.dumps({"tool": tool, "arguments": {"message": f"hello {turn}"}})
-
-
-def grid_world_player(request: dict[str, Any]) -> str:
-    """Walks to the goal at [4, 4] (grid_world's UP/DOWN change x, LEFT/RIGHT change y)."""
-    x, _ = last_observation(request, "x")
-    y, _ = last_observation(request, "y")
-    return "DOWN" if x < 4 else "RIGHT" if y < 4 else "UP"
-
-
-def connect4_player(request: dict[str, Any]) -> str:
-    """The legal column nearest the centre (the agent plays both sides)."""
-    legal, _ = last_observation(request, "legal_actions")
-    return str(min(legal, key=lambda column: (abs(column - 3), column)))
-
-
-_MAZE_MOVES = {0: (0, -1), 1: (0, 1), 2: (-1, 0), 3: (1, 0)}  # maze_env's Action: UP, DOWN, LEFT, RIGHT on [col, row]
-
-
-def maze_player(request: dict[str, Any]) -> str:
-    """Depth-first search over what it has seen: an unvisited open neighbour, else back the way it came."""
-    path = [field_value(t, "current_position") for t in user_texts(request) if field_value(t, "current_position") is not None]
-    legal, _ = last_observation(request, "legal_actions")
-    stack: list[list[int]] = []
-    for cell in path:
-        if len(stack) >= 2 and cell == stack[-2]:
-            stack.pop()
-        elif not stack or cell != stack[-1]:
-            stack.append(cell)
-    here, seen = path[-1], {tuple(cell) for cell in path}
-    targets = {a: [here[0] + _MAZE_MOVES[a][0], here[1] + _MAZE_MOVES[a][1]] for a in legal}
-    fresh = [a for a in legal if tuple(targets[a]) not in seen]
-    if fresh:
-        return str(fresh[0])
-    back = [a for a in legal if len(stack) >= 2 and targets[a] == stack[-2]]
-    return str((back or legal)[0])
-
-
-def chess_player(request: dict[str, Any]) -> str:
-    """A legal move in UCI: a capture or promotion when there is one (the game ends sooner), else the first."""
-    moves, text = last_observation(request, "legal_moves")
-    fen = str(field_value(text, "fen") or "")
-    board = fen.split()[0] if fen else ""
-    occupied = _occupied_squares(board)
-    captures = [m for m in moves if m[2:4] in occupied or len(m) == 5]
-    return (captures or moves)[0]
-
-
-def _occupied_squares(board: str) -> set[str]:
-    squares = set()
-    for rank_index, rank in enumerate(board.split("/")):
-        file = 0
-        for char in rank:
-            if char.isdigit():
-                file += int(char)
-            else:
-                squares.add("abcdefgh"[file] + str(8 - rank_index))
-                file += 1
-    return squares
-
-
-_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
-
-
-def _evaluate(node: ast.AST) -> float:
-    if isinstance(node, ast.Expression):
-        return _evaluate(node.body)
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_evaluate(node.operand)
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-        return _OPS[type(node.op)](_evaluate(node.left), _evaluate(node.right))
-    raise ValueError("not arithmetic")
-
-
-def reasoning_gym_player(request: dict[str, Any]) -> str:
-    """Any text is a legal answer; arithmetic questions get the right one."""
-    question = user_texts(request)[0]
-    for candidate in re.findall(r"[-+*/().\d\s]{3,}", question.replace("×", "*").replace("÷", "/")):
-        if not re.search(r"\d\s*[-+*/]\s*[-(]?\s*\d", candidate):
-            continue
-        try:
-            value = _evaluate(ast.parse(candidate.strip().rstrip("="), mode="eval"))
-        except (SyntaxError, ValueError, ZeroDivisionError):
-            continue
-        return str(int(value)) if float(value).is_integer() else str(value)
-    return "0"
-
-
-# ---- the environments -----------------------------------------------------------------------------------
 @dataclass
 class Case:
     name: str
-    env_class: str  # MODULE:CLASS inside the checkout
+    env_class: str  # MODULE:CLASS, importable from `root` inside the checkout
     tasks: list[dict[str, Any]]
-    player: Rule
+    player: players.Rule
+    legal: players.Legal  # the legal values at a turn, from knowledge of the environment (None: free text)
     max_steps: int
     per_family: int = 2
     family_field: str = "tier"
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     classes: tuple[str, str] | None = None  # (action, observation) MODULE:CLASS when the class does not name them
     app: str = ""  # the environment's own FastAPI app (MODULE:ATTRIBUTE), served as is for the task-list path
-    # False where the environment's own server starts one task from different states (chess picks the agent's
-    # colour at random on every reset), which `openenv-prime eval`'s reset check rightly refuses
-    reset_check: bool = True
+    app_environ: dict[str, str] = field(default_factory=dict)  # the own app's settings (it reads no constructor kwargs)
+    root: str = "."  # the folder of the checkout that makes MODULE importable (its authors' own way of running it)
+    venv: str = "base"  # the server virtualenv: "base" (.venv-compat) or a name of its own (.venv-compat-NAME)
+    requires: tuple[str, ...] = BASE_REQUIREMENTS
 
     def __post_init__(self) -> None:
         self.app = self.app or self.env_class.split(":")[0].rsplit(".", 1)[0] + ".app:app"
 
 
+def _reset_lines(prefix: str, count: int, reset: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    return [{"split": "test", "id": f"{prefix}-{i}", "tier": 0, "reset": dict(reset or {})} for i in range(count)]
+
+
 def cases() -> list[Case]:
     mid_game = "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4"
+    openspiel = dict(venv="openspiel", requires=("open-spiel==2.0.2",))
     return [
-        Case("echo_env", "envs.echo_env.server.echo_environment:EchoEnvironment",
-             [{"split": "test", "id": f"echo-{i}", "tier": 0, "reset": {}} for i in range(2)],
-             echo_player, max_steps=4),
+        Case("echo_env", "envs.echo_env.server.echo_environment:EchoEnvironment", _reset_lines("echo", 2),
+             players.echo_player, players.echo_tools, max_steps=4),
         Case("grid_world_env", "envs.grid_world_env.server.grid_world_environment:GridWorldEnvironment",
-             [{"split": "test", "id": f"grid-{i}", "tier": 0, "reset": {}} for i in range(2)],
-             grid_world_player, max_steps=16),
+             _reset_lines("grid", 2), players.grid_world_player, players.constant(["UP", "DOWN", "LEFT", "RIGHT"]),
+             max_steps=16),
         Case("connect4_env", "envs.connect4_env.server.connect4_environment:Connect4Environment",
-             [{"split": "test", "id": f"connect4-{i}", "tier": 0, "reset": {}} for i in range(2)],
-             connect4_player, max_steps=42,
+             _reset_lines("connect4", 2), players.connect4_player, players.observed("legal_actions"), max_steps=42,
              classes=("envs.connect4_env.models:Connect4Action", "envs.connect4_env.models:Connect4Observation")),
-        Case("maze_env", "envs.maze_env.server.maze_env_environment:MazeEnvironment",
-             [{"split": "test", "id": f"maze-{i}", "tier": 0, "reset": {}} for i in range(2)],
-             maze_player, max_steps=200),
+        Case("maze_env", "envs.maze_env.server.maze_env_environment:MazeEnvironment", _reset_lines("maze", 2),
+             players.maze_player, players.observed("legal_actions"), max_steps=200),
         Case("chess_env", "envs.chess_env.server.chess_environment:ChessEnvironment",
              [{"split": "test", "id": "start", "tier": 0, "reset": {}},
               {"split": "test", "id": "scholars-mate", "tier": 1, "reset": {"fen": mid_game}}],
-             chess_player, max_steps=60, per_family=1,
-             env_kwargs={"opponent": "random", "agent_color": "white"}, reset_check=False,
+             players.chess_player, players.observed("legal_moves"), max_steps=60, per_family=1,
+             env_kwargs={"opponent": "random", "agent_color": "white"},
              classes=("envs.chess_env.models:ChessAction", "envs.chess_env.models:ChessObservation")),
         Case("reasoning_gym_env", "envs.reasoning_gym_env.server.reasoning_gym_environment:ReasoningGymEnvironment",
              [{"split": "test", "id": f"{name}-{i}", "dataset": name,
                "reset": {"dataset_name": name, "dataset_config": {}, "seed": i, "size": 1}}
               for name in ("basic_arithmetic", "leg_counting") for i in range(2)],
-             reasoning_gym_player, max_steps=1, family_field="dataset"),
+             players.reasoning_gym_player, players.free_text, max_steps=1, family_field="dataset"),
+        # GuessTheNumber runs offline (Wordle needs nltk data); reset(seed) takes the seed and does not use it.
+        Case("textarena_env", "textarena_env.server.environment:TextArenaEnvironment",
+             [{"split": "test", "id": f"guess-{s}", "tier": 0, "seed": s, "reset": {"seed": s}} for s in range(2)],
+             players.guess_the_number_player, players.constant(players.GUESS_THE_NUMBER), max_steps=12,
+             env_kwargs={"env_id": "GuessTheNumber-v0", "download_nltk": False},
+             app_environ={"TEXTARENA_ENV_ID": "GuessTheNumber-v0", "TEXTARENA_DOWNLOAD_NLTK": "0"},
+             root="envs", venv="textarena", requires=("textarena==0.7.4",)),
+        Case("wildfire_env", "envs.wildfire_env.server.wildfire_environment:WildfireEnvironment",
+             _reset_lines("wildfire", 2), players.wildfire_player, players.constant(players.WILDFIRE_ACTIONS),
+             max_steps=24, app_environ={"WILDFIRE_WIDTH": "32", "WILDFIRE_HEIGHT": "32"}),
+        Case("snake_env", "server.snake_environment:SnakeEnvironment", _reset_lines("snake", 2), players.snake_player,
+             players.constant(players.SNAKE_ACTIONS), max_steps=40, root="envs/snake_env", venv="snake",
+             requires=("marlenv==1.0.1", "gym==0.24.1", "numpy<2", "Pillow>=10")),
+        Case("openspiel_env (catch)", "envs.openspiel_env.server.openspiel_environment:OpenSpielEnvironment",
+             _reset_lines("catch", 2), players.openspiel_player, players.observed("legal_actions"), max_steps=12,
+             env_kwargs={"game_name": "catch"}, app_environ={"OPENSPIEL_GAME": "catch"}, **openspiel),
+        Case("openspiel_env (tic_tac_toe)", "envs.openspiel_env.server.openspiel_environment:OpenSpielEnvironment",
+             _reset_lines("tic-tac-toe", 2), players.openspiel_player, players.observed("legal_actions"), max_steps=9,
+             env_kwargs={"game_name": "tic_tac_toe"}, app_environ={"OPENSPIEL_GAME": "tic_tac_toe"}, **openspiel),
     ]
 
 
-# ---- running one case -------------------------------------------------------------------------------------
+# ---- server interpreters ------------------------------------------------------------------------------------
+def server_python(case: Case, override: str | None, console: Console) -> str:
+    """The interpreter that serves `case`: `override`, or its virtualenv, made (or remade when its requirements
+    changed) with openenv 0.10.0 and what the environment imports."""
+    if override:
+        return override
+    venv = ROOT / (".venv-compat" if case.venv == "base" else f".venv-compat-{case.venv}")
+    requirements = [*SERVER_REQUIREMENTS, *case.requires]
+    stamp = hashlib.sha256("\n".join(requirements).encode()).hexdigest()[:16]
+    python = venv / "bin" / "python"
+    if not (venv / ".stamp").is_file() or (venv / ".stamp").read_text().strip() != stamp:
+        console.print(f"making {venv.name} ({' '.join(case.requires) or 'openenv only'}; a few minutes) ...")
+        if not python.exists():
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        done = subprocess.run([str(python), "-m", "pip", "install", "-q", *requirements], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"pip install into {venv} failed:\n{(done.stderr or done.stdout)[-2000:]}")
+        (venv / ".stamp").write_text(stamp + "\n")
+    return str(python)
+
+
+# ---- policies -------------------------------------------------------------------------------------------------
+class ScriptedPolicy:
+    """An eval `Policy` whose replies come from a rule reading the messages; records what the first prompt of each
+    episode was like (its size, and whether the values the prompt states are the legal ones)."""
+
+    def __init__(self, rule: players.Rule, legal: players.Legal, *, reader: bool = False):
+        self.rule, self.legal, self.reader = rule, legal, reader
+        self.first_prompt_chars: list[int] = []
+        self.shown: list[str] = []
+        self.off_legal = 0  # prompt reader picks outside the legal values (the environment may take them silently)
+
+    async def complete(self, prompts: list[list[dict]]) -> list[str]:
+        return [self._reply({"messages": messages}) for messages in prompts]
+
+    def _reply(self, request: dict[str, Any]) -> str:
+        first = len(players.user_texts(request)) == 1
+        if not (first or self.reader):
+            return self.rule(request)
+        reading, truth = players.read_prompt(request), self.legal(request)
+        if first:
+            self.first_prompt_chars.append(sum(len(str(m.get("content") or "")) for m in request["messages"]))
+            self.shown.append(shown(reading.values, truth))
+        if not self.reader:
+            return self.rule(request)
+        if truth is not None and (reading.pick is None or str(reading.pick).casefold() not in {t.casefold() for t in truth}):
+            self.off_legal += 1
+        return reading.reply
+
+
+def shown(found: list[Any], truth: list[str] | None) -> str:
+    """Whether a prompt states the legal values: "yes", "no", "K of N" (some), "free text" (any text is an action)."""
+    if truth is None:
+        return "free text"
+    legal = {t.casefold() for t in truth}
+    stated = {str(v).casefold() for v in found}
+    hits, extra = len(stated & legal), len(stated - legal)
+    text = "yes" if hits == len(legal) else "no" if hits == 0 else f"{hits} of {len(legal)}"
+    return text + (f", {extra} not legal" if extra else "")
+
+
+# ---- one row ----------------------------------------------------------------------------------------------------
 @dataclass
 class Row:
     name: str
@@ -215,146 +191,176 @@ class Row:
     completed: int = 0
     done: int = 0
     invalid: int = 0
-    warnings: int = 0
     mean_reward: float = 0.0
+    reset_check: str = ""
+    warnings: int = 0
+    prompt_chars: int = 0
+    legal_shown: str = ""
+    reader_completed: str = ""
+    reader_invalid: int = 0
     seconds: float = 0.0
     error: str = ""
+
+    @property
+    def compatible(self) -> bool:
+        return (not self.error and self.episodes > 0 and not self.invalid and self.completed == self.episodes
+                and self.reset_check != "refused")
+
+    @property
+    def readable(self) -> bool:
+        return self.compatible and not self.reader_invalid and self.reader_completed == f"{self.episodes}/{self.episodes}"
 
 
 VIA = {"taskapi": "Task API (serve --tasks)", "tasklist": "task list (eval --tasks)"}
 
 
-def _serve(case: Case, via: str, checkout: Path, python: str, task_file: Path, log: Path) -> tuple[subprocess.Popen, str]:
+def _serve(case: Case, via: str, checkout: Path, python: str, task_file: Path, log: Path):
     """The Task API path serves the class through `openenv-prime serve MODULE:CLASS --tasks`; the task-list path
-    serves the environment's own app, untouched, with uvicorn."""
-    port = free_port()
-    if via == "taskapi":
-        command = [python, "-m", "openenv_prime", "serve", case.env_class, "--tasks", str(task_file), "--path",
-                   str(checkout), "--port", str(port)]
-        if case.env_kwargs:
-            command += ["--env-kwargs", json.dumps(case.env_kwargs)]
-        if case.classes:
-            command += ["--action", case.classes[0], "--observation", case.classes[1]]
-        env, cwd = dict(os.environ, PYTHONPATH=str(ROOT)), ROOT
-    else:
-        command = [python, "-m", "uvicorn", case.app, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
-        env, cwd = dict(os.environ, PYTHONPATH=str(checkout)), checkout
-    process = subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env, cwd=cwd)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited: {log.read_text()[-1500:]}")
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                return process, url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    process.terminate()
-    raise RuntimeError(f"the server did not answer /health within 180 s: {log.read_text()[-1500:]}")
+    serves the environment's own app, untouched, under uvicorn. Both through openenv_prime.envs.launch."""
+    root = (checkout / case.root).resolve()
+    if via == "tasklist":
+        return local_app(case.app, python=python, paths=[root], environ=case.app_environ, startup_timeout=300, log_file=log)
+    extra = ["--env-kwargs", json.dumps(case.env_kwargs)] if case.env_kwargs else []
+    if case.classes:
+        extra += ["--action", case.classes[0], "--observation", case.classes[1]]
+    return local_server(case.env_class, tasks=task_file, paths=[root], python=python, extra_args=extra,
+                        startup_timeout=300, log_file=log)
+
+
+def _eval(case: Case, url: str, task_file: Path | None, policy: ScriptedPolicy, check_reset: bool):
+    config = EvalConfig(base_url=url, tasks=str(task_file) if task_file else None, split="test",
+                        per_family=case.per_family, max_steps=case.max_steps, family_field=case.family_field,
+                        max_concurrency=4, timeout=120, check_reset=check_reset)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the reset check's notes are in result.warnings
+        return run_eval(config, policy)
 
 
 def run_case(case: Case, via: str, checkout: Path, python: str, work: Path) -> Row:
     row = Row(case.name, VIA[via])
     started = time.perf_counter()
-    task_file = work / f"{case.name}.jsonl"
+    stem = case.name.replace(" ", "_").replace("(", "").replace(")", "")
+    task_file = work / f"{stem}.jsonl"
     task_file.write_text("".join(json.dumps(task) + "\n" for task in case.tasks))
     try:
-        process, url = _serve(case, via, checkout, python, task_file, work / f"{case.name}.{via}.server.log")
-    except RuntimeError as error:
-        row.error = str(error)
-        return row
-    try:
-        with ScriptedOpenAIServer(case.player) as model_url:
-            report_path = work / f"{case.name}.{via}.report.json"
-            command = [sys.executable, "-m", "openenv_prime", "eval", "--base-url", url, "--model", "legal-moves",
-                       "--model-base-url", model_url, "--per-family", str(case.per_family), "--max-steps",
-                       str(case.max_steps), "--family-field", case.family_field, "--max-concurrency", "4",
-                       "--timeout", "120", "--out", str(report_path)]
-            if via == "tasklist":
-                command += ["--tasks", str(task_file)] + ([] if case.reset_check else ["--no-reset-check"])
-            done = subprocess.run(command, capture_output=True, text=True, timeout=1800, cwd=ROOT,
-                                  env=dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="160"))
-        if done.returncode != 0:
-            row.error = (done.stderr or done.stdout)[-1500:]
-            return row
-        report = json.loads(report_path.read_text())
-        results = report["results"]
-        row.episodes = len(results)
-        row.done = sum(bool(r["done"]) for r in results)
-        row.completed = sum(bool(r["done"]) or r["steps"] >= case.max_steps for r in results)
-        row.invalid = sum(r["invalid_actions"] for r in results)
-        row.warnings = len(report.get("warnings") or [])
-        row.mean_reward = sum(r["reward"] for r in results) / max(len(results), 1)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        with _serve(case, via, checkout, python, task_file, work / f"{stem}.{via}.server.log") as url:
+            given = task_file if via == "tasklist" else None
+            legal_moves = ScriptedPolicy(case.player, case.legal)
+            try:
+                result = _eval(case, url, given, legal_moves, True)
+            except ResetIgnoredError as refused:
+                row.reset_check = "refused"
+                (work / f"{stem}.{via}.reset-check.txt").write_text(str(refused) + "\n")
+                result = _eval(case, url, given, legal_moves, False)
+            reader = ScriptedPolicy(case.player, case.legal, reader=True)
+            read = _eval(case, url, given, reader, False)
+    except (ServerStartError, OpenEnvError, ValueError, KeyError, RuntimeError) as error:
+        row.error = f"{type(error).__name__}: {error}"[-1500:]
         row.seconds = time.perf_counter() - started
+        return row
+    write_json(work / f"{stem}.{via}.legal-moves.json", report_dict(result))
+    write_json(work / f"{stem}.{via}.prompt-reader.json", report_dict(read))
+    results = result.results
+    row.episodes = len(results)
+    row.done = sum(r.done for r in results)
+    row.completed = sum(r.done or r.truncated for r in results)
+    row.invalid = sum(r.invalid_actions for r in results)
+    row.mean_reward = result.mean_reward
+    row.warnings = len(result.warnings)
+    if row.reset_check != "refused":
+        row.reset_check = "; ".join(reset_warning_kind(note) for note in result.warnings) or "passed"
+        if result.warnings:
+            (work / f"{stem}.{via}.reset-check.txt").write_text("\n\n".join(result.warnings) + "\n")
+    row.prompt_chars = max(legal_moves.first_prompt_chars, default=0)
+    row.legal_shown = "; ".join(sorted(set(legal_moves.shown))) or "-"
+    row.reader_completed = f"{sum(r.done or r.truncated for r in read.results)}/{len(read.results)}"
+    row.reader_invalid = sum(r.invalid_actions for r in read.results) + reader.off_legal
+    row.seconds = time.perf_counter() - started
     return row
 
 
+def reset_warning_kind(note: str) -> str:
+    """The reset check's warnings in a word: one task started differently in fresh sessions (the environment's own
+    randomness), or different tasks all started alike."""
+    if note.startswith("task 0 "):
+        return "warned: random"
+    return "warned: alike" if note.startswith("tasks ") else "warned"
+
+
+# ---- the table ----------------------------------------------------------------------------------------------------
+COLUMNS = ("environment", "tasks via", "episodes", "completed", "done by env", "invalid actions", "mean reward",
+           "reset check", "prompt chars at turn 1", "legal values shown", "prompt reader: completed",
+           "prompt reader: invalid", "seconds")
+
+
+def _cells(r: Row) -> list[str]:
+    return [r.name, r.via if not r.error else "FAILED", str(r.episodes), str(r.completed), str(r.done), str(r.invalid),
+            f"{r.mean_reward:.3f}", r.reset_check, f"{r.prompt_chars:,}", r.legal_shown, r.reader_completed,
+            str(r.reader_invalid), f"{r.seconds:.1f}"]
+
+
 def table(rows: list[Row]) -> Table:
-    out = Table(title="OpenEnv environments through openenv-prime eval (legal-move scripted policy)")
-    for column in ("environment", "tasks via", "episodes", "completed", "done by env", "invalid actions", "mean reward",
-                   "warnings", "seconds"):
-        out.add_column(column, justify="left" if column in ("environment", "tasks via") else "right")
+    out = Table(title="OpenEnv environments through openenv-prime's eval (legal-move players and the prompt reader)")
+    for column in COLUMNS:
+        out.add_column(column, justify="left" if column in ("environment", "tasks via", "reset check", "legal values shown") else "right")
     for r in rows:
-        out.add_row(r.name, r.via if not r.error else "FAILED", str(r.episodes), str(r.completed), str(r.done),
-                    str(r.invalid), f"{r.mean_reward:.3f}", str(r.warnings), f"{r.seconds:.1f}")
+        out.add_row(*_cells(r))
     return out
 
 
 def markdown(rows: list[Row]) -> str:
-    lines = ["| environment | tasks via | episodes | completed | done by env | invalid actions | mean reward | warnings | seconds |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    lines += [
-        f"| {r.name} | {r.via if not r.error else 'FAILED'} | {r.episodes} | {r.completed} | {r.done} | {r.invalid} | "
-        f"{r.mean_reward:.3f} | {r.warnings} | {r.seconds:.1f} |"
-        for r in rows
-    ]
+    lines = ["| " + " | ".join(COLUMNS) + " |",
+             "|" + "|".join("---" if c in ("environment", "tasks via", "reset check", "legal values shown") else "---:" for c in COLUMNS) + "|"]
+    lines += ["| " + " | ".join(_cells(r)) + " |" for r in rows]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("checkout", type=Path, help="an OpenEnv checkout (the folder holding envs/)")
-    parser.add_argument("--server-python", required=True, help="interpreter with openenv and the environments' dependencies")
-    parser.add_argument("--only", nargs="+", default=None, help="only these environments (e.g. maze_env chess_env)")
+    parser.add_argument("--server-python", default=os.environ.get("OPENENV_COMPAT_PYTHON"),
+                        help="serve every environment from this interpreter (default: one virtualenv per environment's "
+                             "needs, made on first use; env OPENENV_COMPAT_PYTHON)")
+    parser.add_argument("--only", nargs="+", default=None, help="only these environments (e.g. maze_env snake_env)")
     parser.add_argument("--work-dir", type=Path, default=None, help="keep task lists, server logs and reports here")
     parser.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     parser.add_argument("--via", nargs="+", choices=sorted(VIA), default=["taskapi", "tasklist"],
                         help="how tasks reach the eval: the Task API added by `openenv-prime serve MODULE:CLASS --tasks`, "
-                             "and/or the environment's own server with a task list given to `openenv-prime eval --tasks` "
-                             "(default: both)")
+                             "and/or the environment's own server with a task list given to the eval (default: both)")
     args = parser.parse_args(argv)
     checkout = args.checkout.resolve()
     if not (checkout / "envs").is_dir():
         parser.error(f"{checkout} has no envs/ folder; pass the root of an OpenEnv checkout")
-    chosen = [c for c in cases() if args.only is None or c.name in args.only]
+    chosen = [c for c in cases() if args.only is None or c.name in args.only or c.name.split(" ")[0] in args.only]
     if not chosen:
         parser.error(f"--only {args.only} names none of {[c.name for c in cases()]}")
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="openenv-compat-"))
     work.mkdir(parents=True, exist_ok=True)
-    console = Console(width=160)
+    console = Console(width=200)
     rows = []
     for case in chosen:
+        try:
+            python = server_python(case, args.server_python, console)
+        except (RuntimeError, subprocess.CalledProcessError) as error:
+            rows += [Row(case.name, VIA[via], error=str(error)) for via in args.via]
+            console.print(f"{case.name}: {error}", markup=False)
+            continue
         for via in args.via:
             console.print(f"[bold]{case.name}[/bold] via {VIA[via]} ...")
-            rows.append(run_case(case, via, checkout, args.server_python, work))
+            rows.append(run_case(case, via, checkout, python, work))
             if rows[-1].error:
                 console.print(f"{case.name} failed: {rows[-1].error}", markup=False)
     console.print(table(rows))
     if args.markdown:
         print(markdown(rows))
-    console.print(f"task lists, server logs and eval reports: {work}")
-    bad = [f"{r.name} ({r.via})" for r in rows if r.error or r.invalid or r.completed != r.episodes or not r.episodes]
+    console.print(f"task lists, server logs, eval reports and reset-check messages: {work}")
+    bad = [f"{r.name} ({r.via})" for r in rows if not r.compatible]
+    unreadable = [f"{r.name} ({r.via})" for r in rows if r.compatible and not r.readable]
     if bad:
-        console.print(f"[red]not fully compatible:[/red] {', '.join(bad)}")
-    return 1 if bad else 0
+        console.print(f"[red]not fully compatible with the legal-move players:[/red] {', '.join(bad)}")
+    if unreadable:
+        console.print(f"[red]the prompt reader did not complete with 0 invalid actions:[/red] {', '.join(unreadable)}")
+    return 1 if bad or unreadable else 0
 
 
 if __name__ == "__main__":

@@ -57,9 +57,10 @@ def partial_servers(request, tmp_path_factory):
 
 # scripts/test runs pytest-xdist workers with `--dist loadgroup`: a session fixture is set up once per worker that
 # uses it, a module fixture once per worker that runs one of the module's tests. Tests sharing one of these costly
-# fixtures (servers started, a model converted) therefore go to one worker, and so do a module's tests when they
-# share a module fixture; every other test goes to whichever worker is free.
-ONE_WORKER_FIXTURES = ("partial_servers", "play_servers", "smollm2_cache_dir")
+# fixtures (servers started, a model converted, environments put through `openenv import`) therefore go to one
+# worker, and so do a module's tests when they share a module fixture; every other test goes to whichever worker
+# is free.
+ONE_WORKER_FIXTURES = ("partial_servers", "play_servers", "smollm2_cache_dir", "imported_packages")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups

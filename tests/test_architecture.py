@@ -91,3 +91,33 @@ def test_the_rules_see_the_package():
     """Guards against a rule that passes because it found nothing to check."""
     assert len(modules()) > 40
     assert "prime_rl" in {n.split(".")[0] for n in imports(PACKAGE / "prime_rl_adapter" / "sampler.py")}
+
+
+# Names defined at the top level of more than one module that mean the same thing in each, and why.
+SAME_MEANING = {
+    "__getattr__": "the module attribute hook (PEP 562) of each lazily importing package",
+    "main": "a module's command-line entry point",
+    "register": "each CLI module adds its subcommand to the parser it is given",
+    # issue 19 item 4: envs/chain_sum mirrors envs/reasoning_gym_tiers module for module (one meaning, two copies)
+    "TierOverlap": "the tier-overlap report of each tiered server (chain_sum mirrors reasoning_gym_tiers)",
+    "build_app": "each tiered server's FastAPI app (chain_sum mirrors reasoning_gym_tiers)",
+    "max_tiers": "each tiered server's tier count limit (chain_sum mirrors reasoning_gym_tiers)",
+    "overlap_report": "each tiered server's overlap report (chain_sum mirrors reasoning_gym_tiers)",
+    "score_reply": "each tiered server's reply scoring (chain_sum mirrors reasoning_gym_tiers)",
+}
+
+
+def test_no_name_is_defined_in_two_modules():
+    """A class or function name means one thing in openenv_prime/ (e.g. `TaskSource` is the client's interface; the
+    servers' task sources are `TaskProvider`s). Underscore names are module-internal and not checked."""
+    defined: dict[str, list[str]] = {}
+    for path in modules():
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                defined.setdefault(node.name, []).append(where(path))
+    repeated = {
+        name: paths for name, paths in defined.items()
+        if len(paths) > 1 and name not in SAME_MEANING and not (name.startswith("_") and not name.startswith("__"))
+    }
+    assert not repeated, f"names defined in more than one module (rename one, or add it to SAME_MEANING with why): {repeated}"
+    assert {"TaskSource", "TaskListSource", "TaskIndexError", "EpisodeRules"} <= set(defined)

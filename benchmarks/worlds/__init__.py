@@ -1,3 +1,4 @@
-"""A benchmark suite for task samplers: simulated worlds (``worlds``), the samplers other trainers ship
-(``peers``), and the runner that prints a table per world (``suite``; script: benchmarks/curriculum_suite.py).
-Standard library only; every run is seeded and reproducible."""
+"""The learning simulator: worlds (``worlds``), the samplers other trainers ship (``peers``, ``peers2025``),
+one simulator (``simulate``), the suite that prints a table per world (``suite``; ``python -m benchmarks.worlds``)
+and the ordered-tiers report (``tiers``; ``python -m benchmarks.worlds.tiers``). Standard library and this
+package only; every run is seeded and reproducible. See benchmarks/README.md."""

@@ -1,121 +1,53 @@
 """Run every sampler in every world over seeds and print one table per world, plus a verdict.
 
-Per run (the same world layout and reward stream for every sampler of a seed):
-- area: the run's average of the mean p over learnable families (area under mean p, per episode);
-- mastery: episodes until every learnable family has p >= 0.9 at once (else the final mean p);
-and over the learning phase (until mastery, or the whole budget if never), as benchmarks/simulate_curriculum.py
-does (after mastery nothing is left to learn, and a sampler that finished sooner would be charged for it):
-- signal: share of groups that teach (a learnable family, successes that differ);
-- wasted: share of draws on unlearnable families (dead, coin-flip);
-- on >= 0.9: share of draws on families already at p >= 0.9 when drawn;
-- pred/obs: the sampler's own predicted signal (the curriculum's ``predicted_signal`` metric) over the observed
-  share of groups whose successes differ, both over the whole run.
-Wins: seeds on which the default curriculum (or the rule named by --wins-for) does better than that row's sampler
-(ties are no win).
+Run from the repository root: ``.venv/bin/python -m benchmarks.worlds [--seeds 10] [--worlds ...] [--quick]``.
+The simulator and its measures are in ``simulate.py``, the worlds in ``worlds.py``, the peers in
+``peers.py`` and ``peers2025.py``. Every sampler of a seed meets the same world layout and reward stream.
+Wins: seeds on which the default curriculum (or the rule named by --wins-for) does better than that row's
+sampler (ties are no win).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import random
 import statistics
 import time
-from dataclasses import dataclass
 from typing import Any, Callable
 
-from benchmarks.worlds import peers
+from benchmarks.worlds import peers, peers2025
+from benchmarks.worlds.simulate import Run, simulate
 from benchmarks.worlds.worlds import WORLDS, World
 
 DEFAULT = "curriculum"  # the package's default curriculum: the row the wins count for
 
 
-def _curriculum(**settings: Any) -> Callable[..., peers.Peer]:
-    return lambda k, g, seed, success: peers.Curriculum(k, g, seed, success, **settings)
-
-
-def _peer(cls: type[peers.Peer]) -> Callable[..., peers.Peer]:
-    return lambda k, g, seed, success: cls(k, g, seed, success)
+def _peer(cls: type[peers.Peer], **options: Any) -> Callable[..., peers.Peer]:
+    return lambda layout, g, seed, success: cls(layout, g, seed, success, **options)
 
 
 SAMPLERS: dict[str, Callable[..., peers.Peer]] = {
-    DEFAULT: _curriculum(),
-    "curriculum binary (RFC)": _curriculum(signal="binary"),
-    "curriculum variance": _curriculum(signal="variance"),
+    DEFAULT: peers.curriculum(),
+    "curriculum headroom (before)": peers.curriculum(signal="headroom"),
+    "curriculum binary (RFC)": peers.curriculum(signal="binary"),
+    "curriculum variance": peers.curriculum(signal="variance"),
     "uniform": _peer(peers.Uniform),
     "prime-rl pools": _peer(peers.PrimeRLDifficultyPools),
     "pools 10/80/10": _peer(peers.FixedFractionPools),
     "learnability p(1-p)": _peer(peers.Learnability),
     "learning progress": _peer(peers.LearningProgress),
+    "BOTS (tasks)": _peer(peers2025.BOTS, level=peers.TASKS),
+    "BOTS (families)": _peer(peers2025.BOTS, level=peers.FAMILIES),
+    "MoPPS (tasks)": _peer(peers2025.MoPPS, level=peers.TASKS),
+    "MoPPS (families)": _peer(peers2025.MoPPS, level=peers.FAMILIES),
+    "SEC": _peer(peers2025.SEC),
+    "SPEED-RL": _peer(peers2025.SPEEDRL),
+    "GRESO (tasks)": _peer(peers2025.GRESO, level=peers.TASKS),
+    "GRESO (families)": _peer(peers2025.GRESO, level=peers.FAMILIES),
     "oracle (reference)": _peer(peers.Oracle),
 }
 REFERENCES = ("oracle (reference)",)  # shown, not competed against
-OURS = (DEFAULT, "curriculum binary (RFC)", "curriculum variance")  # the package's own rules, not peers
-
-
-@dataclass
-class Run:
-    signal: float
-    area: float
-    mastery: float  # episodes; inf when never
-    final_p: float
-    wasted: float
-    on_mastered: float
-    predicted: float | None
-    observed: float
-
-
-def simulate(world_cls: type[World], make: Callable[..., peers.Peer], seed: int, budget: int | None = None) -> Run:
-    world = world_cls(seed)
-    k, g = len(world.kinds), world.group_size
-    sampler = make(k, g, seed, world.success_reward)
-    sampler.bind(world)
-    rng = random.Random(1_000_003 * seed + 17)  # the world's randomness: the same stream for every sampler
-    budget = budget or world.budget
-    learnable = world.learnable_index
-    pending: dict[int, list[tuple[int, list[float]]]] = {}
-    episodes = groups = teaching = differ = wasted = on_mastered = 0
-    area = 0.0
-    mastery = math.inf
-    step = 0
-    probs = world.probs()
-    while episodes < budget:
-        trained: set[int] = set()
-        for family in sampler.sample(world.batch):
-            p = probs[family]
-            rewards, successes = world.rewards(family, p, rng)
-            teaching += world.teach(family, successes)
-            differ += 0 < successes < g
-            wasted += not world.learnable[family]
-            on_mastered += p >= 0.9
-            trained.add(family)
-            pending.setdefault(step + world.delay(rng), []).append((family, rewards))
-            groups += 1
-        for family, rewards in pending.pop(step, ()):
-            sampler.update(family, rewards)
-        world.after_step(step, trained, rng)
-        episodes += world.batch * g
-        probs = world.probs()
-        mean_p = sum(probs[j] for j in learnable) / len(learnable)
-        area += mean_p * world.batch * g
-        if mastery == math.inf and all(probs[j] >= 0.9 for j in learnable):
-            mastery = episodes
-            phase = (groups, teaching, wasted, on_mastered)
-        step += 1
-    observed = differ / groups  # over the whole run, as the sampler's predicted_signal is
-    if mastery == math.inf:
-        phase = (groups, teaching, wasted, on_mastered)
-    groups, teaching, wasted, on_mastered = phase
-    return Run(
-        signal=teaching / groups,
-        area=area / episodes,
-        mastery=mastery,
-        final_p=mean_p,
-        wasted=wasted / groups,
-        on_mastered=on_mastered / groups,
-        predicted=sampler.predicted_signal(),
-        observed=observed,
-    )
+OURS = (DEFAULT, "curriculum headroom (before)", "curriculum binary (RFC)", "curriculum variance")  # the package's own rules
 
 
 def mastery_better(a: Run, b: Run) -> bool:
@@ -179,7 +111,8 @@ def table(world_cls: type[World], results: dict[str, list[Run]], budget: int, he
     kinds = {kind: w.kinds.count(kind) for kind in dict.fromkeys(w.kinds)}
     lines.append(
         f"### world `{world_cls.name}`: {' '.join(world_cls.__doc__.split(chr(10) + chr(10))[0].split())}\n"
-        f"{', '.join(f'{v} {k}' for k, v in kinds.items())} families; G={w.group_size}, {w.batch} groups/step, "
+        f"{', '.join(f'{v} {k}' for k, v in kinds.items())} families of {w.tasks_per_family} tasks; "
+        f"G={w.group_size}, {w.batch} groups/step, "
         f"{budget:,} episodes, {n} seeds. Cells: median [min, max]; wins: seeds where `{hero}` beats the row.\n"
     )
     head = ("sampler", "signal", "area mean p", "mastery (episodes or final p)", "wasted", "on p>=0.9", "pred/obs",
@@ -248,24 +181,26 @@ def run_suite(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.worlds", description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10, help="seeds per world and sampler (default 10)")
     parser.add_argument("--worlds", nargs="+", default=list(WORLDS), choices=list(WORLDS), metavar="WORLD",
                         help=f"worlds to run (default all: {', '.join(WORLDS)})")
     parser.add_argument("--samplers", nargs="+", default=list(SAMPLERS), choices=list(SAMPLERS), metavar="NAME",
                         help="samplers to run; must include the --wins-for one (default all)")
-    parser.add_argument("--wins-for", default=DEFAULT, choices=list(OURS), metavar="NAME",
+    parser.add_argument("--wins-for", nargs="+", default=[DEFAULT], choices=list(OURS), metavar="NAME",
                         help=f"which of the package's rules the wins and the verdict are counted for: {', '.join(OURS)} "
-                             f"(default {DEFAULT!r}, the package default)")
+                             f"(default {DEFAULT!r}, the package default); several: the tables for the first, a summary "
+                             f"for each, all from the same runs")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every world's episode budget (default 1)")
     parser.add_argument("--lr-scale", type=float, default=1.0,
                         help="multiply every world's learning rate (default 1; e.g. 0.4 with --scale 2.5: slower learning)")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke test in seconds: 3 seeds, 10%% of each budget (numbers mean little)")
     args = parser.parse_args(argv)
-    hero = args.wins_for
-    if hero not in args.samplers:
-        parser.error(f"--samplers must include {hero!r}: the wins are counted for it (--wins-for)")
+    heroes = args.wins_for
+    missing = [hero for hero in heroes if hero not in args.samplers]
+    if missing:
+        parser.error(f"--samplers must include {missing[0]!r}: the wins are counted for it (--wins-for)")
     seeds, scale = (3, 0.1) if args.quick else (args.seeds, args.scale)
     if seeds < 1 or scale <= 0 or args.lr_scale <= 0:
         parser.error("--seeds must be >= 1, --scale and --lr-scale > 0")
@@ -273,8 +208,10 @@ def main(argv: list[str] | None = None) -> int:
     results = run_suite(args.worlds, args.samplers, seeds, scale, args.lr_scale)
     for world_name, by_sampler in results.items():
         cls = WORLDS[world_name]
-        print(table(cls, by_sampler, max(cls.batch * cls.group_size, int(cls.budget * scale)), hero) + "\n")
-    print(summary(results, hero))
-    passed = sum(verdict(r, hero)[0] for r in results.values())
-    print(f"\n`{hero}` meets the bar in {passed}/{len(results)} worlds ({time.perf_counter() - start:.1f} s)")
+        print(table(cls, by_sampler, max(cls.batch * cls.group_size, int(cls.budget * scale)), heroes[0]) + "\n")
+    seconds = time.perf_counter() - start
+    for hero in heroes:
+        print(summary(results, hero))
+        passed = sum(verdict(r, hero)[0] for r in results.values())
+        print(f"\n`{hero}` meets the bar in {passed}/{len(results)} worlds ({seconds:.1f} s)\n")
     return 0

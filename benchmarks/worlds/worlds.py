@@ -1,21 +1,25 @@
 """Worlds: simulated policies whose skill per task family moves only when a group teaches it.
 
-A family's skill is a latent logit z; its success probability is sigmoid(z). A group of G rollouts on a
-family gives G rewards. The group *teaches* only when the family can learn and its successes differ
-(GRPO's advantage is zero otherwise): then z rises by ``lr * 4 m (1 - m)`` (m = the group's success
-share), and other families may gain a ``transfer`` share of that. Samplers see only (family, rewards).
+A family's skill is a latent logit z. Each family holds tasks; task t of family f succeeds with
+probability sigmoid(z_f + d_t), where the offset d_t (fixed, drawn with the layout) makes some tasks of
+a family harder than others. A group of G rollouts on a task gives G rewards. The group *teaches* only
+when its family can learn and its successes differ (GRPO's advantage is zero otherwise): then z_f rises
+by ``lr * 4 m (1 - m)`` (m = the group's success share), and other families may gain a ``transfer``
+share of that. Samplers see only (task, rewards) and which family each task belongs to.
 
 Family kinds: ``learn`` (skill moves), ``dead`` (p = 0 forever: never a success), ``coin`` (p = 0.5
-forever whatever is trained: rewards vary, nothing is learned, e.g. a task with a wrong reference
-answer). Dead and coin families are *unlearnable*; mastery asks every learnable family for p >= 0.9.
-Each world is one small class: its layout (``build``), and where it departs from the base (rewards,
-transfer, what happens between steps, feedback delay).
+forever whatever is trained: rewards vary, nothing is learned, e.g. tasks with a wrong or ambiguous
+reference answer). Dead and coin families are *unlearnable*. A family's p is the mean p of its tasks;
+mastery asks every learnable family for p >= 0.9. Each world is one small class: its layout
+(``build``), and where it departs from the base (rewards, transfer, what happens between steps,
+feedback delay, token cost).
 """
 
 from __future__ import annotations
 
 import math
 import random
+from typing import NamedTuple
 
 LEARN, DEAD, COIN = "learn", "dead", "coin"
 
@@ -24,8 +28,16 @@ def sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 
 
+class Layout(NamedTuple):
+    """What a sampler may know of a world: which family each task belongs to."""
+
+    family_of: tuple[int, ...]  # task -> family
+    members: tuple[tuple[int, ...], ...]  # family -> its tasks, in order
+
+
 class World:
-    """Unordered families of random difficulty, with dead and already-solved ones; shared transfer."""
+    """Unordered families of random difficulty, with dead and already-solved ones, 16 tasks each whose
+    difficulty within the family spreads over +-2 logits; shared transfer."""
 
     name = "random"
     group_size = 8
@@ -34,13 +46,22 @@ class World:
     lr = 0.08
     shared_transfer = 0.02  # share of a teaching group's gain that every other learnable family gets
     success_reward = 1.0  # rewards >= this count as a success (what binary samplers threshold on)
+    tasks_per_family = 16
+    task_spread = 2.0  # task offsets d_t ~ uniform(-spread, spread) logits
 
     def __init__(self, seed: int) -> None:
         self.kinds: list[str] = []
         self.logits: list[float] = []
-        self.build(random.Random(seed))
+        rng = random.Random(seed)
+        self.build(rng)
         self.learnable = [kind == LEARN for kind in self.kinds]
         self.learnable_index = [i for i, ok in enumerate(self.learnable) if ok]
+        per, spread = self.tasks_per_family, self.task_spread
+        self.offsets = [[rng.uniform(-spread, spread) if spread else 0.0 for _ in range(per)] for _ in self.kinds]
+        family_of = tuple(f for f in range(len(self.kinds)) for _ in range(per))
+        members = tuple(tuple(range(f * per, (f + 1) * per)) for f in range(len(self.kinds)))
+        self.layout = Layout(family_of, members)
+        self.task_offset = [d for row in self.offsets for d in row]
 
     # -- layout ---------------------------------------------------------------------------------
     def build(self, rng: random.Random) -> None:
@@ -52,18 +73,38 @@ class World:
         self.kinds += [kind] * len(logits)
         self.logits += logits
 
+    # -- what the policy can do now -------------------------------------------------------------
+    def task_p(self, task: int, logits: list[float] | None = None) -> float:
+        """The success probability of ``task`` (with ``logits``, e.g. a step's snapshot, else the current)."""
+        family = self.layout.family_of[task]
+        kind = self.kinds[family]
+        if kind != LEARN:
+            return 0.5 if kind == COIN else 0.0
+        return sigmoid((logits or self.logits)[family] + self.task_offset[task])
+
+    def family_p(self, family: int) -> float:
+        """The mean p of the family's tasks."""
+        kind, z = self.kinds[family], self.logits[family]
+        if kind != LEARN:
+            return 0.5 if kind == COIN else 0.0
+        offsets = self.offsets[family]
+        if not self.task_spread:
+            return sigmoid(z)
+        return math.fsum(sigmoid(z + d) for d in offsets) / len(offsets)
+
     # -- one step -------------------------------------------------------------------------------
-    def probs(self) -> list[float]:
-        return [0.5 if kind == COIN else (0.0 if z == -math.inf else sigmoid(z)) for kind, z in zip(self.kinds, self.logits)]
+    def rewards(self, task: int, p: float, k: int, rng: random.Random) -> list[float]:
+        """``k`` rewards of rollouts on ``task`` (successes are rewards >= ``success_reward``)."""
+        return [1.0 if rng.random() < p else 0.0 for _ in range(k)]
 
-    def rewards(self, family: int, p: float, rng: random.Random) -> tuple[list[float], int]:
-        """G rewards of one group, and how many of them are successes."""
-        rewards = [1.0 if rng.random() < p else 0.0 for _ in range(self.group_size)]
-        return rewards, int(sum(rewards))
+    def tokens(self, task: int, k: int, rng: random.Random) -> float:
+        """Tokens ``k`` rollouts of ``task`` cost; a flat 100 per rollout unless a world says otherwise."""
+        return 100.0 * k
 
-    def teach(self, family: int, successes: int) -> bool:
+    def teach(self, task: int, successes: int) -> bool:
         """Apply one group's learning; True when it taught (a learnable family, successes that differ)."""
         g = self.group_size
+        family = self.layout.family_of[task]
         if not self.learnable[family] or successes in (0, g):
             return False
         m = successes / g
@@ -80,7 +121,7 @@ class World:
                     self.logits[j] += share
 
     def after_step(self, step: int, trained: set[int], rng: random.Random) -> None:
-        """What happens to skill between steps (forgetting, jumps); nothing by default."""
+        """What happens to skill between steps (forgetting, jumps); ``trained``: the families trained."""
 
     def delay(self, rng: random.Random) -> int:
         """Steps after its own step at which a group's rewards reach the sampler (0: at the end of it)."""
@@ -93,19 +134,30 @@ class World:
 
 
 class OrderedTiers(World):
-    """Today's simulator world: 10 tiers, each one logit harder; a teaching group lifts the next tier by half its gain."""
+    """The tiers world (benchmarks' first simulator): 10 tiers of 50 alike tasks, each tier one logit
+    harder (p = 0.88 down to 0.0009); a teaching group lifts the next tier by half its gain; rollouts on
+    tier k cost 100 (k + 1) tokens +-50%."""
 
     name = "ordered"
     budget = 64_000
     lr = 0.05
     next_transfer = 0.5
+    start_logit = 2.0
+    logit_step = 1.0
+    tiers = 10
+    tasks_per_family = 50
+    task_spread = 0.0
 
     def build(self, rng: random.Random) -> None:
-        self.add(LEARN, [2.0 - k for k in range(10)])
+        self.add(LEARN, [self.start_logit - self.logit_step * k for k in range(self.tiers)])
 
     def transfer(self, family: int, gain: float) -> None:
         if family + 1 < len(self.logits):
             self.logits[family + 1] += self.next_transfer * gain
+
+    def tokens(self, task: int, k: int, rng: random.Random) -> float:
+        tier = self.layout.family_of[task]
+        return math.fsum(100.0 * (1 + tier) * (0.5 + rng.random()) for _ in range(k))
 
 
 class Forgetting(World):
@@ -139,16 +191,15 @@ class Graded(World):
         super().build(rng)
         self.partial = [rng.uniform(0.1, 0.5) for _ in self.kinds]
 
-    def rewards(self, family: int, p: float, rng: random.Random) -> tuple[list[float], int]:
-        partial = self.partial[family]
-        rewards, successes = [], 0
-        for _ in range(self.group_size):
+    def rewards(self, task: int, p: float, k: int, rng: random.Random) -> list[float]:
+        partial = self.partial[self.layout.family_of[task]]
+        out = []
+        for _ in range(k):
             if rng.random() < p:
-                rewards.append(1.0)
-                successes += 1
+                out.append(1.0)
             else:
-                rewards.append((partial if rng.random() < 0.5 else 0.0) + self.noise * rng.random())
-        return rewards, successes
+                out.append((partial if rng.random() < 0.5 else 0.0) + self.noise * rng.random())
+        return out
 
 
 class Jumps(World):

@@ -1,25 +1,36 @@
-"""A model reply becomes an action, following the environment's action schema.
+"""A model reply becomes an action, following the environment's action schema; the schema also says what to reply.
 
-Three shapes, chosen from the schema (or ``field``):
+Which fields the model fills: the required ones, and the optional ones whose default is ``null`` (wildfire's
+``x``/``y``: "Optional coordinates"). Optional fields with any other default (openspiel's ``game_name="catch"``,
+``game_params={}``) are the environment's settings, not moves: they are left out of the reply format and the server
+fills in their defaults, unless ``action_fields`` names them. Constant fields (a ``Literal`` discriminator such as
+MCP's ``type``) are filled in.
+
+Three reply shapes, chosen from the fields the model fills (or ``field``):
 - one free-text field (chain_sum's ``answer``): the reply goes in verbatim, never JSON-decoded, so ``"42"`` stays
   the string ``"42"``;
-- one field of any other type: an Enum or ``Literal`` (grid_world's ``action``) takes the bare value, matched
+- one field of any other type: an Enum or ``Literal`` (grid_world's ``action``) or a value the description names
+  (:mod:`~openenv_prime.client.described`: wildfire's ``water``, snake's ``turn left``) takes the bare value, matched
   case-insensitively, also fenced or quoted; other types take a JSON value (``3``, ``[1, 2]``);
-- several fields: a JSON object (optionally in a code fence).
-Constant fields (a ``Literal`` discriminator such as MCP's ``type``) are filled in, and every action is validated
-against the schema before it is sent: a bad reply raises :class:`InvalidRequestError` saying what is wrong, which
-the episode loops feed back to the model.
+- several fields: a JSON object (optionally in a code fence); when one field is required, a bare value fills it
+  (``wait`` for wildfire).
+
+What the model is told comes from the whole schema: the class description (the action class's docstring), each
+field's description, type, allowed values (schema or description), bounds and default. Every action is validated
+against the schema before it is sent: a bad reply raises :class:`InvalidRequestError` saying what is wrong, which the
+episode loops feed back to the model.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field as dataclass_field
 from functools import cached_property
-from typing import Any
+from typing import Any, Iterable
 
 from openenv_prime.client import schema as js
+from openenv_prime.client.described import Described, described, without_fields
 from openenv_prime.client.errors import InvalidRequestError
 
 _FENCE = re.compile(r"^\s*```[\w-]*\s*\n?(.*?)\s*```\s*$", re.DOTALL)
@@ -45,18 +56,30 @@ def decode(reply: str, expected: str) -> Any:
         raise invalid(f"the reply is not {expected}: {reply[:200]!r}") from None
 
 
+def _bare(reply: str) -> str:
+    """The reply without fence, quotes and a final full stop: the value a model meant."""
+    text = unwrap(reply)
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in _QUOTES:
+        text = text[1:-1].strip()
+    return text.rstrip(".").strip()
+
+
 @dataclass(frozen=True)
 class ActionFormat:
     """How replies become actions for one action schema; build it once per environment with :meth:`from_schema`."""
 
     schema: dict | None
     field: str | None  # the one field a bare reply fills, or None: the reply is a JSON object
-    fields: dict[str, dict]  # the fields a model fills (metadata and constants left out)
+    fields: dict[str, dict]  # the fields a model fills (metadata, constants and settings left out)
     required: tuple[str, ...]
     constants: dict[str, Any]  # fields with a single allowed value, filled in
+    settings: tuple[str, ...] = ()  # optional fields left to the server's default
+    about: dict[str, Described] = dataclass_field(default_factory=dict)  # what the descriptions say of each field
 
     @classmethod
-    def from_schema(cls, action_schema: dict | None, field: str | None = None) -> "ActionFormat":
+    def from_schema(cls, action_schema: dict | None, field: str | None = None,
+                    extra_fields: Iterable[str] = ()) -> "ActionFormat":
+        extra = tuple(extra_fields)
         if action_schema is None:
             if field is None:
                 raise ValueError(
@@ -70,20 +93,47 @@ class ActionFormat:
                 f"action_schema must be a JSON schema object with 'properties' (the 'action' entry of /schema), got {str(action_schema)[:200]}"
             )
         properties = {k: v for k, v in action_schema["properties"].items() if k not in js.BOOKKEEPING_ACTION_FIELDS}
+        unknown = [name for name in extra if name not in properties]
+        if unknown:
+            raise ValueError(
+                f"action_fields names {unknown}, which the action schema lacks; its fields are {sorted(properties)}"
+            )
         constants = {}
         for name, spec in properties.items():
             allowed = js.choices(spec, action_schema)
             if allowed is not None and len(allowed) == 1 and name != field:
                 constants[name] = allowed[0]
-        fields = {k: v for k, v in properties.items() if k not in constants}
+        required_names = set(action_schema.get("required", []))
+        fields, settings = {}, []
+        for name, spec in properties.items():
+            if name in constants:
+                continue
+            resolved = js.resolve(spec, action_schema)
+            offered = name in required_names or name == field or name in extra or (
+                "default" in resolved and resolved["default"] is None
+            )
+            if offered:
+                fields[name] = spec
+            else:
+                settings.append(name)
         if not fields:
-            raise ValueError("action_schema has no fields besides 'metadata' and constants; nothing to put the reply into")
+            raise ValueError(
+                "action_schema has no fields for the model besides 'metadata', constants and settings with defaults "
+                f"({settings}); name the ones it fills with action_fields"
+            )
         if field is None and len(fields) == 1:
             field = next(iter(fields))
         if field is not None and field not in fields:
             fields = {**fields, field: {"type": "string"}}  # a field the schema does not list: the server decides
         required = tuple(r for r in action_schema.get("required", []) if r in fields)
-        return cls(action_schema, field, fields, required, constants)
+        class_about = action_schema.get("description") if isinstance(action_schema.get("description"), str) else None
+        about = {}
+        for name, spec in fields.items():
+            found = described(name, js.resolve(spec, action_schema).get("description"), class_about,
+                              js.kind(spec, action_schema) or "")
+            if found and js.choices(spec, action_schema) is None:
+                about[name] = found
+        return cls(action_schema, field, fields, required, constants, tuple(settings), about)
 
     # ---- replies -> actions -------------------------------------------------------------------------
     def parse(self, reply: str) -> dict:
@@ -91,44 +141,68 @@ class ActionFormat:
         if not isinstance(reply, str):
             raise TypeError(f"reply must be the model's text, got {type(reply).__name__}")
         if self.field is not None:
-            action = {self.field: self._value(reply)}
+            named = self._named_object(reply)
+            action = named if named is not None else {self.field: self._value(reply, self.field)}
         else:
             action = self._object(reply)
         action = {**self.constants, **action}
         self._validate(action)
         return action
 
-    def _value(self, reply: str) -> Any:
-        kind, allowed = self._field_kind
+    def _value(self, reply: str, name: str) -> Any:
+        """The value of field ``name`` that a bare reply gives."""
+        kind, allowed = self._kinds[name]
         if kind == "text":
             return reply
         if kind == "choice":
-            return self._choice(reply, allowed, self.field)
-        spec, root = self.fields[self.field], self.schema or {}
-        return decode(reply, f"a JSON value for the {self.field!r} field ({js.type_name(spec, root)})")
+            return self._choice(reply, allowed, name)
+        about = self.about.get(name)
+        if kind == "described-text":
+            said = about.read(_bare(reply), "string")
+            return said if said is not None else reply
+        spec, root = self.fields[name], self.schema or {}
+        try:
+            return decode(reply, f"a JSON value for the {name!r} field ({js.type_name(spec, root)})")
+        except InvalidRequestError:
+            said = about.read(_bare(reply), js.kind(spec, root) or "") if about is not None else None
+            if said is None:
+                raise
+            return said
 
     @cached_property
-    def _field_kind(self) -> tuple[str, list[Any] | None]:
-        """How a bare reply fills ``field``: verbatim ("text"), matched to a value ("choice"), or decoded ("json");
-        read from the schema once (it is the same for every reply)."""
-        spec, root = self.fields[self.field], self.schema or {}
-        allowed = js.choices(spec, root)
-        if allowed is not None:
-            return "choice", allowed
-        return ("text" if js.is_text(spec, root) else "json"), None
+    def _kinds(self) -> dict[str, tuple[str, list[Any] | None]]:
+        """How a bare reply fills each field: verbatim ("text"), matched to a value ("choice"), matched to a value
+        the description names or else verbatim ("described-text"), or decoded ("json"); read once per schema."""
+        kinds = {}
+        root = self.schema or {}
+        for name, spec in self.fields.items():
+            allowed = js.choices(spec, root)
+            if allowed is not None:
+                kinds[name] = ("choice", allowed)
+            elif js.is_text(spec, root):
+                kinds[name] = ("described-text" if name in self.about else "text", None)
+            else:
+                kinds[name] = ("json", None)
+        return kinds
+
+    def _named_object(self, reply: str) -> dict | None:
+        """A JSON object that names the one field (``{"action": "up"}``) is fine too, unless the field is free text."""
+        text = unwrap(reply)
+        if self._kinds[self.field][0] == "text" or not text.startswith("{"):
+            return None
+        try:
+            decoded = json.loads(text)
+        except ValueError:
+            return None
+        if not isinstance(decoded, dict) or self.field not in decoded:
+            return None
+        kind, allowed = self._kinds[self.field]
+        if kind == "choice":  # the same check, and the same message, as for a bare value
+            decoded[self.field] = self._choice(str(decoded[self.field]), allowed, self.field)
+        return self._canonical(decoded)
 
     def _choice(self, reply: str, allowed: list[Any], name: str) -> Any:
-        text = unwrap(reply)
-        if len(text) >= 2 and text[0] == text[-1] and text[0] in _QUOTES:
-            text = text[1:-1].strip()
-        text = text.rstrip(".").strip()
-        if text.startswith("{"):  # a JSON object naming the field is fine too
-            try:
-                decoded = json.loads(text)
-            except ValueError:
-                decoded = None
-            if isinstance(decoded, dict) and name in decoded:
-                text = str(decoded[name])
+        text = _bare(reply)
         for value in allowed:
             if str(value).casefold() == text.casefold():
                 return value
@@ -137,8 +211,18 @@ class ActionFormat:
 
     def _object(self, reply: str) -> dict:
         names = sorted(self.fields)
-        decoded = decode(reply, f"a JSON object with the fields {names}")
+        try:
+            decoded = decode(reply, f"a JSON object with the fields {names}")
+        except InvalidRequestError:
+            decoded = None
         if not isinstance(decoded, dict):
+            if len(self.required) == 1:  # a bare value fills the one required field ("wait")
+                try:
+                    return {self.required[0]: self._value(reply, self.required[0])}
+                except InvalidRequestError:
+                    pass
+            if decoded is None:
+                raise invalid(f"the reply is not a JSON object with the fields {names}: {reply[:200]!r}")
             raise invalid(f"the reply is JSON but not an object with the fields {names}")
         missing = [name for name in self.required if name not in decoded]
         if missing:
@@ -146,13 +230,23 @@ class ActionFormat:
                 "the reply lacks required action fields",
                 [{"loc": [m], "msg": "Field required", "type": "missing"} for m in missing],
             )
+        return self._canonical(decoded)
+
+    def _canonical(self, decoded: dict) -> dict:
+        """The object with named values matched case-insensitively (and described names read), as for a bare reply."""
         root = self.schema or {}
-        for name, value in decoded.items():  # Enum values case-insensitively, as for a bare reply
-            allowed = js.choices(self.fields.get(name, {}), root) if name in self.fields else None
-            if allowed is not None and isinstance(value, str):
+        for name, value in decoded.items():
+            if name not in self.fields or not isinstance(value, str):
+                continue
+            allowed = js.choices(self.fields[name], root)
+            if allowed is not None:
                 matches = [a for a in allowed if str(a).casefold() == value.casefold()]
                 if matches:
                     decoded[name] = matches[0]
+            elif name in self.about:
+                said = self.about[name].read(value, js.kind(self.fields[name], root) or "")
+                if said is not None:
+                    decoded[name] = said
         return decoded
 
     def _validate(self, action: dict) -> None:
@@ -176,22 +270,88 @@ class ActionFormat:
         return js.validator(self.schema)
 
     # ---- instructions -------------------------------------------------------------------------------
+    @property
+    def free_text(self) -> bool:
+        """Whether any reply is an action: one free-text field that no description gives values for."""
+        return self.field is not None and self._kinds[self.field][0] == "text"
+
     def instructions(self) -> str:
         """What the model must reply, generated from the schema ("" for a single free-text field: any text)."""
+        if self.free_text:
+            return ""
         root = self.schema or {}
+        about = root.get("description") if isinstance(root.get("description"), str) else ""
+        about = without_fields(about, set(self.settings)).strip()
+        lines = [f"The environment describes its action:\n{about}", ""] if about else []
         if self.field is not None:
-            spec = self.fields[self.field]
-            allowed = js.choices(spec, root)
-            if allowed is not None:
-                return "Reply with exactly one of: " + ", ".join(str(v) for v in allowed) + " (nothing else)."
-            if js.is_text(spec, root):
-                return ""
-            return f"Reply with only a JSON value ({js.type_name(spec, root)}) for the action's `{self.field}` field."
-        lines = ["Reply with only a JSON object for the action, with these fields:"]
+            return "\n".join(lines + self._single_field())
+        lines.append("Reply with only a JSON object for the action, with these fields:")
         for name, spec in self.fields.items():
-            need = "required" if name in self.required else "optional"
-            about = js.resolve(spec, root).get("description") or ""
-            lines.append(f"- \"{name}\" ({js.type_name(spec, root)}, {need})" + (f": {about}" if about else ""))
-        example = {name: js.placeholder(spec, root) for name, spec in self.fields.items() if name in self.required}
-        lines.append(f"For example: {json.dumps(example or {n: js.placeholder(s, root) for n, s in self.fields.items()})}")
+            lines.append(f"- \"{name}\" ({self._describe(name, spec)})" + self._said(name, spec))
+        example = {name: self._placeholder(name, spec) for name, spec in self.fields.items()}
+        lines.append(f"For example: {json.dumps(example)}")
+        if len(self.required) == 1:
+            name = self.required[0]
+            lines.append(f"A bare value fills \"{name}\" alone, e.g. {self._placeholder(name, self.fields[name])}.")
         return "\n".join(lines)
+
+    def _single_field(self) -> list[str]:
+        name, root = self.field, self.schema or {}
+        spec = self.fields[name]
+        lines = []
+        description = js.resolve(spec, root).get("description")
+        if description:
+            lines.append(f"The action's `{name}` field: {' '.join(description.split())}")
+        allowed = js.choices(spec, root)
+        about = self.about.get(name)
+        if allowed is not None:
+            lines.append("Reply with exactly one of: " + ", ".join(str(v) for v in allowed) + " (nothing else).")
+        elif about is not None and about.values is not None:
+            lines.append("Reply with exactly one of these values (nothing else): "
+                         + ", ".join(self._named(name, v) for v in about.values) + ".")
+        else:
+            limits = js.bounds(spec, root)
+            lines.append(f"Reply with only a JSON value ({js.type_name(spec, root)}{', ' + limits if limits else ''}) "
+                         f"for the action's `{name}` field.")
+            if about is not None and about.labels:
+                value, label = next(iter(about.names.items()), (None, None))
+                if label:
+                    lines.append(f"A name the description gives a value also works, e.g. {_short(label)!r} for {value}.")
+        return lines
+
+    def _describe(self, name: str, spec: dict) -> str:
+        root = self.schema or {}
+        resolved = js.resolve(spec, root)
+        parts = [js.type_name(spec, root)]
+        about = self.about.get(name)
+        if about is not None and about.values is not None:
+            parts[0] += ", one of " + ", ".join(json.dumps(v) for v in about.values) + " as the description says"
+        limits = js.bounds(spec, root)
+        if limits:
+            parts.append(limits)
+        if name in self.required:
+            parts.append("required")
+        elif "default" in resolved:
+            parts.append(f"optional, default {json.dumps(resolved['default'])}")
+        else:
+            parts.append("optional")
+        return ", ".join(parts)
+
+    def _said(self, name: str, spec: dict) -> str:
+        description = js.resolve(spec, self.schema or {}).get("description") or ""
+        return f": {' '.join(description.split())}" if description else ""
+
+    def _named(self, name: str, value: Any) -> str:
+        label = self.about[name].names.get(value) if name in self.about else None
+        return f"{value} ({label})" if label else str(value)
+
+    def _placeholder(self, name: str, spec: dict) -> Any:
+        about = self.about.get(name)
+        if about is not None and about.values:
+            return about.values[0]
+        return js.placeholder(spec, self.schema or {})
+
+
+def _short(label: str) -> str:
+    """A label without its parenthesised remark: ``turn left (90 degrees)`` -> ``turn left``."""
+    return re.sub(r"\s*\([^)]*\)", "", label).strip() or label

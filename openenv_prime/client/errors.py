@@ -28,7 +28,8 @@ class RouteNotSupportedError(OpenEnvError):
 
 
 class TaskIndexError(OpenEnvError, IndexError):
-    """A task index outside the split (HTTP 400)."""
+    """A task index outside the split: what the client raises for an HTTP 400, and what this package's servers raise
+    (an IndexError, which openenv's Task API routes answer with 400)."""
 
 
 class InvalidRequestError(OpenEnvError, ValueError):

@@ -97,9 +97,15 @@ def parse_call(reply: str, tools: list[Tool] | None) -> dict:
     return {"type": "call_tool", "tool_name": name, "arguments": arguments}
 
 
-def observation_text(observation: dict) -> str | None:
+def is_tool_listing(observation: dict) -> bool:
+    """Whether ``observation`` is a ``ListToolsObservation``: a list of named tools."""
+    tools = observation.get("tools")
+    return isinstance(tools, list) and all(isinstance(t, dict) and "name" in t for t in tools)
+
+
+def tool_observation_text(observation: dict) -> str | None:
     """The text for a tool listing or a tool result; None for any other observation."""
-    if isinstance(observation.get("tools"), list) and all(isinstance(t, dict) and "name" in t for t in observation["tools"]):
+    if is_tool_listing(observation):
         return tools_text(tools_from(observation))
     if "tool_name" in observation and ("result" in observation or "error" in observation):
         return result_text(observation)

@@ -1,25 +1,20 @@
 """Text in, text out: observations become the model's prompt text, replies become actions.
 
-A model sees text; an OpenEnv environment speaks JSON objects. Every episode loop (``openenv-prime eval``, the
-verifiers taskset, the MLX trainer) goes through :class:`EpisodeProtocol`, built once per environment from its
-action schema::
+A model sees text; an OpenEnv environment speaks JSON objects. The episode engine
+(:mod:`openenv_prime.client.episode`, which ``openenv-prime eval``, the verifiers taskset and the MLX trainer
+drive) goes through :class:`EpisodeProtocol`, built once per environment from its action schema::
 
-    protocol = EpisodeProtocol(action_schema, action_field=None, observation_field=None)
+    protocol = EpisodeProtocol(action_schema, settings=config)   # any PromptSettings: EvalConfig, the taskset's, ...
     system = protocol.instructions("Solve the task.")       # the base prompt + what a reply must look like
     opening = await protocol.start(session, split="test", index=3)   # reset (+ the tool listing for MCP envs)
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": opening.text}]
-    while not done:
-        reply = model(messages)
-        try:
-            action = protocol.action(reply, opening)        # InvalidRequestError: tell the model, let it retry
-        except InvalidRequestError as error:
-            messages.append({"role": "user", "content": protocol.feedback(error)}); continue
-        result = await session.step(action)                 # the server may still reject it (InvalidRequestError)
-        text = protocol.text(result)                        # the next user message
+    action = protocol.action(reply, opening)                # InvalidRequestError (a ValueError) when it is none
+    text = protocol.text(await session.step(action))        # the next user message
 
 How replies and observations are read is in :mod:`~openenv_prime.client.actions`,
-:mod:`~openenv_prime.client.observations` and :mod:`~openenv_prime.client.mcp`. ``reply_to_action`` and
-``observation_to_text`` are the same rules as plain functions, for one reply or one observation.
+:mod:`~openenv_prime.client.observations` and :mod:`~openenv_prime.client.mcp`; what is never shown (a gold answer)
+in :mod:`~openenv_prime.client.hidden`; the settings (template, budget, hidden fields, action fields) in
+:mod:`~openenv_prime.client.prompting`. ``reply_to_action`` and ``observation_to_text`` are the same rules as plain
+functions, for one reply or one observation.
 """
 
 from __future__ import annotations
@@ -29,16 +24,22 @@ from typing import Any, Protocol
 
 from openenv_prime.client import mcp
 from openenv_prime.client.actions import ActionFormat
-from openenv_prime.client.observations import observation_text
+from openenv_prime.client.hidden import HiddenNames
+from openenv_prime.client.observations import DEFAULT_BUDGET, render
+from openenv_prime.client.prompting import PromptSettings
 from openenv_prime.client.session import StepResult
 
 _formats: dict[tuple[int, str | None], tuple[Any, ActionFormat]] = {}
 
 
-def observation_to_text(observation: dict, field: str | None = None, metadata: dict | None = None) -> str:
-    """The text to show the model: ``observation[field]``, a ``{field}`` template filled in, or by default every
-    field that is not bookkeeping (the prompt-like text first), falling back to ``metadata`` when that is all there is."""
-    return observation_text(observation, field, metadata)
+def observation_to_text(observation: dict, field: str | None = None, metadata: dict | None = None, *,
+                        budget: int | None = DEFAULT_BUDGET, hidden_fields: list[str] | None = None) -> str:
+    """The text to show the model: ``observation[field]``, a ``{field}`` template filled in, or by default what the
+    environment means the model to read (its text first, then its other fields within ``budget`` characters),
+    falling back to ``metadata`` when that is all there is; never a hidden field (``hidden_fields``, default
+    :data:`~openenv_prime.client.hidden.DEFAULT_HIDDEN_FIELDS`)."""
+    hidden = HiddenNames(hidden_fields) if hidden_fields is not None else None
+    return render(observation, field, metadata, budget=budget, hidden=hidden).text
 
 
 def reply_to_action(reply: str, action_schema: dict | None = None, field: str | None = None) -> dict:
@@ -80,21 +81,37 @@ class Opening:
 class EpisodeProtocol:
     """How one environment's episodes turn into chat and back; shared by every episode of that environment.
 
-    ``action_field`` names the action field a bare reply fills (default: the schema's only field; a JSON object
-    for several). ``observation_field`` names the field to show, or is a ``{field}`` template; None shows every
-    field that is not bookkeeping. MCP environments (a ``CallToolAction`` schema) are detected from the schema.
+    ``settings`` (:class:`~openenv_prime.client.prompting.PromptSettings`, or a config that inherits it: eval's,
+    the taskset's, the trainer's ``environment`` section) says how observations are shown (template, budget, hidden
+    fields) and which action fields the model fills. ``action_field``/``observation_field`` are a shortcut for
+    settings with only those two set. MCP environments (a ``CallToolAction`` schema) are detected from the schema.
     """
 
-    def __init__(self, action_schema: dict | None, *, action_field: str | None = None, observation_field: str | None = None):
+    def __init__(self, action_schema: dict | None, settings: PromptSettings | None = None, *,
+                 action_field: str | None = None, observation_field: str | None = None):
+        if settings is None:
+            settings = PromptSettings(action_field=action_field, observation_template=observation_field)
+        elif action_field is not None or observation_field is not None:
+            raise TypeError("pass settings= or action_field=/observation_field=, not both")
         self.action_schema = action_schema
-        self.observation_field = observation_field
-        self.mcp = action_field is None and mcp.is_mcp_action(action_schema)
-        self._actions = None if self.mcp else ActionFormat.from_schema(action_schema, action_field)
+        self.settings = settings
+        self.template = settings.template
+        self.hidden = settings.hidden
+        self.hidden_seen: set[str] = set()  # where hidden fields were taken out, for a report (never the model)
+        self.mcp = settings.action_field is None and mcp.is_mcp_action(action_schema)
+        self._actions = None if self.mcp else ActionFormat.from_schema(
+            action_schema, settings.action_field, settings.action_fields
+        )
+
+    @property
+    def observation_field(self) -> str | None:
+        """The observation template in force (its old name)."""
+        return self.template
 
     @property
     def free_text(self) -> bool:
         """Whether any reply text is an action (one free-text field): the base prompt then needs nothing added."""
-        return self._actions is not None and not self._actions.instructions()
+        return self._actions is not None and self._actions.free_text
 
     @property
     def text_field(self) -> str | None:
@@ -131,9 +148,11 @@ class EpisodeProtocol:
 
     def text(self, result: StepResult) -> str:
         """The user message for a reset or step result."""
-        return observation_text(result.observation, self.observation_field, result.metadata)
+        return self.observation_text(result.observation, result.metadata)
 
-    @staticmethod
-    def feedback(error: Exception) -> str:
-        """The user message after an invalid reply: what was wrong, and to try again."""
-        return f"That reply is not a valid action ({error}). Try again."
+    def observation_text(self, observation: dict, metadata: dict | None = None) -> str:
+        """The user message for one observation (and the frame's top-level metadata)."""
+        rendered = render(observation, self.template, metadata, budget=self.settings.observation_budget, hidden=self.hidden)
+        self.hidden_seen.update(rendered.hidden)
+        return rendered.text
+

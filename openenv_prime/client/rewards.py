@@ -1,4 +1,5 @@
-"""An episode's reward from the environment's per-step rewards: one rule for the verifiers taskset and the trainer.
+"""An episode's reward from the environment's per-step rewards: one rule for the eval, the verifiers taskset and the
+trainer (the episode engine, :mod:`openenv_prime.client.episode`, applies it).
 
 A step that returns no reward (``None``) is left out, never counted as 0.0: on a multi-step environment
 that pays only at the end, zeros for the intermediate steps would turn every group into "no signal".
@@ -28,8 +29,8 @@ def episode_reward(
 ) -> float | None:
     """The episode's reward, or None when the environment ended it (``done``) without scoring any step.
 
-    An episode the trainer cut off (``max_steps``, too many invalid actions) is scored on what it earned, 0.0
-    when nothing, as the taskset scores it: the model failed to finish it.
+    An episode the client cut off (``max_steps``, too many invalid actions), or the environment ended for an invalid
+    action (pass ``ended_by_env=False`` then), is scored on what it earned, 0.0 when nothing: the model failed it.
     """
     scored = [float(r) for r in step_rewards if r is not None]
     if not scored and ended_by_env:

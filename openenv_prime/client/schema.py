@@ -1,8 +1,8 @@
 """Reading an OpenEnv action schema (the ``action`` entry of ``GET /schema``, a pydantic JSON schema).
 
 Only what turning a reply into an action needs: follow ``$ref``/``$defs``, find the allowed values of Enum and
-``Literal`` fields, describe a field for the model, and validate a candidate action with ``jsonschema`` so that
-a bad reply is fed back to the model before it ever reaches the server.
+``Literal`` fields and the bounds of numbers, strings and arrays, describe a field for the model, and validate a
+candidate action with ``jsonschema`` so that a bad reply is fed back to the model before it ever reaches the server.
 """
 
 from __future__ import annotations
@@ -80,15 +80,55 @@ def type_name(spec: Any, root: dict) -> str:
     return " or ".join(dict.fromkeys(names))
 
 
+def kind(spec: Any, root: dict) -> str | None:
+    """The field's JSON type (``string``, ``integer``, ...; the first non-null one of an ``Optional``), or None."""
+    found = options(spec, root)[0].get("type")
+    return found if isinstance(found, str) else None
+
+
+_BOUNDS = (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<"))
+
+
+def bounds(spec: Any, root: dict) -> str:
+    """The field's limits in words (``0 <= value <= 8``, ``1 to 3 characters``, ``at most 4 items``), or ""."""
+    parts = []
+    for member in options(spec, root):
+        limits = {op: member[key] for key, op in _BOUNDS if isinstance(member.get(key), (int, float))}
+        low = next((f"{limits[op]} {'<=' if op == '>=' else '<'} " for op in (">=", ">") if op in limits), "")
+        high = next((f" {op} {limits[op]}" for op in ("<=", "<") if op in limits), "")
+        if low or high:
+            parts.append(f"{low}value{high}")
+        if isinstance(member.get("multipleOf"), (int, float)):
+            parts.append(f"a multiple of {member['multipleOf']}")
+        for unit, low_key, high_key in (("characters", "minLength", "maxLength"), ("items", "minItems", "maxItems")):
+            low_n, high_n = member.get(low_key), member.get(high_key)
+            if low_n is not None and high_n is not None:
+                parts.append(f"{low_n} to {high_n} {unit}" if low_n != high_n else f"exactly {low_n} {unit}")
+            elif high_n is not None:
+                parts.append(f"at most {high_n} {unit}")
+            elif low_n:
+                parts.append(f"at least {low_n} {unit}")
+        if isinstance(member.get("pattern"), str):
+            parts.append(f"matching the pattern {member['pattern']}")
+    return ", ".join(dict.fromkeys(parts))
+
+
 def placeholder(spec: Any, root: dict) -> Any:
-    """A value of the field's type, for the example action in the instructions."""
+    """A value of the field's type, for the example action in the instructions (within its bounds)."""
     if "default" in resolve(spec, root) and resolve(spec, root)["default"] is not None:
         return resolve(spec, root)["default"]
     allowed = choices(spec, root)
     if allowed:
         return allowed[0]
-    kind = options(spec, root)[0].get("type")
-    return {"string": "...", "integer": 0, "number": 0.0, "boolean": False, "array": [], "object": {}}.get(kind, None)
+    member = options(spec, root)[0]
+    found = member.get("type")
+    if found in ("integer", "number"):
+        low = member.get("minimum", member.get("exclusiveMinimum"))
+        value = 0 if low is None else (low + 1 if "exclusiveMinimum" in member and "minimum" not in member else low)
+        high = member.get("maximum", member.get("exclusiveMaximum"))
+        value = value if high is None or value <= high else high
+        return int(value) if found == "integer" else float(value)
+    return {"string": "...", "boolean": False, "array": [], "object": {}}.get(found, None)
 
 
 def validator(schema: dict) -> Draft202012Validator:

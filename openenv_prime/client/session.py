@@ -12,7 +12,6 @@ import asyncio
 import collections
 import functools
 import json
-import random
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +21,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from websockets.proxy import get_proxy
 from websockets.uri import parse_uri
 
+from openenv_prime.client.backoff import backoff
 from openenv_prime.client.errors import (
     CapacityError,
     ConnectionDroppedError,
@@ -235,7 +235,7 @@ class EpisodeSession:
                         url=self.url,
                         hint="start the server (e.g. `openenv-prime serve chain-sum`) or fix base_url",
                     ) from None
-                await asyncio.sleep(min(1.0, 0.1 * 2**attempt) * random.uniform(0.5, 1.0))
+                await asyncio.sleep(backoff(attempt, base=0.1))
 
     async def _exchange(self, message: dict, expect: str) -> Any:
         self._check_usable()
@@ -261,7 +261,7 @@ class EpisodeSession:
         ws, self._ws = self._ws, None
         if ws is not None:
             ws.transport.abort()
-        delay = min(1.0, 0.05 * 2 ** min(self.capacity_retries, 10)) * random.uniform(0.5, 1.0)
+        delay = backoff(self.capacity_retries)
         if delay > time_left:
             self._release_gate()
             self._dropped = "the server refused the session: it is at its session limit"

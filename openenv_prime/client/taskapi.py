@@ -9,7 +9,6 @@ differ in how they run those calls, so fallbacks, split checks and error message
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from dataclasses import dataclass
 from typing import Any, Generator
@@ -17,6 +16,7 @@ from urllib.parse import quote
 
 import httpx
 
+from openenv_prime.client.backoff import backoff
 from openenv_prime.client.errors import (
     InvalidRequestError,
     OpenEnvError,
@@ -43,11 +43,6 @@ class _Call:
 
 
 _Flow = Generator["_Call | list[_Call]", Any, Any]
-
-
-def _backoff(attempt: int) -> float:
-    """Jittered exponential delay between retries of a failed connect or timed-out call, capped at 1 s."""
-    return min(1.0, 0.05 * 2**attempt) * random.uniform(0.5, 1.0)
 
 
 def _check_int(name: str, value: Any, *, minimum: int | None = None) -> None:
@@ -383,7 +378,7 @@ class TaskAPIClient:
             except httpx.TransportError as exc:
                 if attempt == self._retries:
                     raise self._core.transport_error(call, exc, attempt + 1) from exc
-                time.sleep(_backoff(attempt))
+                time.sleep(backoff(attempt))
             else:
                 return self._core.interpret(call, response)
 
@@ -482,6 +477,6 @@ class AsyncTaskAPIClient:
             except httpx.TransportError as exc:
                 if attempt == self._retries:
                     raise self._core.transport_error(call, exc, attempt + 1) from exc
-                await asyncio.sleep(_backoff(attempt))
+                await asyncio.sleep(backoff(attempt))
             else:
                 return self._core.interpret(call, response)

@@ -2,7 +2,8 @@
 
 Two sources behind one interface, so the eval, the verifiers taskset and the trainer cannot drift apart:
 
-- a server's Task API: specs from ``task_range`` (or its fallbacks), episodes reset with ``split``/``index``;
+- a server's Task API: specs from ``task_range`` (or its fallbacks), episodes reset with ``split``/``index``, or
+  with the spec itself on a server whose reset takes ``task_spec`` (see :mod:`openenv_prime.client.resetstyle`);
 - a task list (``--tasks FILE.jsonl``, see :mod:`openenv_prime.client.tasklist`) for a server without a
   Task API: specs from the file, episodes reset with each line's ``reset`` arguments. The server's Task API
   is never asked for specs.
@@ -10,7 +11,7 @@ Two sources behind one interface, so the eval, the verifiers taskset and the tra
 Use::
 
     with open_task_source(base_url, tasks="tasks.jsonl") as source:   # tasks=None: the server's Task API
-        tasks = load_sampler_tasks(source, "train", family_field="tier")
+        tasks = load_sampler_tasks(source, "train")   # families by openenv_prime.client.families' rule
         kwargs = source.reset_kwargs(tasks[0].split, tasks[0].index)  # {"seed": 3} or {"split": ..., "index": ...}
         await session.reset(**kwargs, episode_id="...")
 """
@@ -22,13 +23,15 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
-from openenv_prime.client.errors import OpenEnvError, ServerUnreachableError
+from openenv_prime.client.errors import OpenEnvError, RouteNotSupportedError, ServerUnreachableError
+from openenv_prime.client.families import AUTO, NO_FAMILY, FamilyField, choose_family_field, family_key
+from openenv_prime.client.resetstyle import run_sync, takes_task_spec
 from openenv_prime.client.taskapi import TaskAPIClient
 from openenv_prime.client.tasklist import TaskList, read_task_list
 from openenv_prime.samplers.task import Task
 
-NO_FAMILY = "all"
-"""The family of every task when tasks are not grouped (``family_field=None``)."""
+__all__ = ["NO_FAMILY", "TaskAPISource", "TaskListSource", "TaskSource", "family_field_for", "load_sampler_tasks",
+           "open_task_source"]
 
 
 class TaskSource(ABC):
@@ -53,6 +56,11 @@ class TaskSource(ABC):
     def reset_kwargs(self, split: str, index: int) -> dict[str, Any]:
         """The reset arguments that play task ``index`` of ``split`` (add ``episode_id`` and any extras)."""
 
+    def split_entry(self, split: str) -> dict[str, Any] | None:
+        """What the source says about ``split`` beyond its name (a Task API's ``/splits`` entry, which may declare
+        its ``family_field``); None when it says nothing."""
+        return None
+
     def close(self) -> None:
         """Release what the source holds (the Task API client's connections)."""
 
@@ -64,26 +72,46 @@ class TaskSource(ABC):
 
 
 class TaskAPISource(TaskSource):
-    """The server's Task API: tasks are addressed by ``(split, index)``, which is what reset takes."""
+    """The server's Task API: tasks are addressed by ``(split, index)``, which is what reset takes (or by their
+    spec, on a server whose reset takes ``task_spec``)."""
 
     kind = "task api"
 
-    def __init__(self, api: TaskAPIClient, *, page_size: int = 1024, owns_client: bool = False):
+    def __init__(self, api: TaskAPIClient, *, page_size: int = 1024, owns_client: bool = False, timeout: float = 30.0):
         self.api = api
         self.page_size = page_size
+        self.timeout = timeout
+        self.by_spec: bool | None = None
+        """Whether episodes reset with ``task_spec``; None until the first ``reset_kwargs`` asks the server."""
         self.where = api.base_url
         self.env_name = api.env_name
         self._owns_client = owns_client
+        self._entries: list[dict[str, Any]] | None = None
+        self._specs: dict[str, list[dict[str, Any]]] = {}  # asked once per split: consumers read them more than once
 
     def splits(self) -> list[str]:
         """The server's ``/splits`` names (RouteNotSupportedError when the environment has no list_splits)."""
-        return [entry["name"] for entry in self.api.splits()]
+        if self._entries is None:
+            self._entries = self.api.splits()
+        return [entry["name"] for entry in self._entries]
+
+    def split_entry(self, split: str) -> dict[str, Any] | None:
+        try:
+            self.splits()
+        except RouteNotSupportedError:
+            return None
+        return next((entry for entry in self._entries or () if entry["name"] == split), None)
 
     def specs(self, split: str) -> list[dict[str, Any]]:
-        return self.api.get_task_range(split, page_size=self.page_size)
+        if split not in self._specs:
+            self._specs[split] = self.api.get_task_range(split, page_size=self.page_size)
+        return self._specs[split]
 
     def reset_kwargs(self, split: str, index: int) -> dict[str, Any]:
-        return {"split": split, "index": index}
+        spec = self.specs(split)[index]
+        if self.by_spec is None:  # once per source: one reset on a fresh session
+            self.by_spec = run_sync(takes_task_spec(self.api.base_url, spec, timeout=self.timeout))
+        return {"task_spec": spec} if self.by_spec else {"split": split, "index": index}
 
     def close(self) -> None:
         if self._owns_client:
@@ -124,7 +152,8 @@ def open_task_source(
     only when ``env_name`` is None); when it cannot say, the file's stem names the environment.
     """
     if tasks is None:
-        return TaskAPISource(TaskAPIClient(base_url, env_name=env_name, timeout=timeout), page_size=page_size, owns_client=True)
+        return TaskAPISource(TaskAPIClient(base_url, env_name=env_name, timeout=timeout), page_size=page_size,
+                             owns_client=True, timeout=timeout)
     task_list = tasks if isinstance(tasks, TaskList) else read_task_list(tasks)
     if env_name is None:
         env_name = _served_env_name(base_url, timeout) or Path(task_list.source).stem
@@ -143,33 +172,33 @@ def _served_env_name(base_url: str, timeout: float) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
+def family_field_for(source: TaskSource, split: str, family_field: str | None = AUTO) -> FamilyField:
+    """The field that names the families of ``split`` (see :mod:`openenv_prime.client.families`): ``family_field``
+    unless it is ``"auto"``, else what the server declares for the split, else ``family`` or ``tier`` when the specs
+    have it, else none."""
+    return choose_family_field(family_field, source.specs(split), source.split_entry(split))
+
+
 def load_sampler_tasks(
     source: TaskSource | TaskAPIClient,
     split: str,
-    family_field: str | None = "tier",
+    family_field: str | None = AUTO,
     *,
     family_setting: str = "family_field",
+    no_family: str = "none",
 ) -> list[Task]:
-    """Every task of ``split``, keyed by ``str(spec[family_field])`` (a chain_sum tier 3 task has key ``"3"``).
+    """Every task of ``split``, keyed by its family (a chain_sum tier 3 task has key ``"3"``).
 
-    ``family_field=None`` puts every task in one family, ``"all"``. The index is the task's position in
-    the split: pass it to ``source.reset_kwargs(split, index)``. ``family_setting`` is how the caller's
-    user sets the family field (e.g. ``--family-field``), named in the error when a spec lacks it.
+    The family field is :func:`family_field_for`'s (``family_field=None``: one family, ``"all"``). The index is
+    the task's position in the split: pass it to ``source.reset_kwargs(split, index)``. ``family_setting`` is how
+    the caller's user sets the family field (e.g. ``--family-field``) and ``no_family`` how they say "none", named
+    in the error when a spec lacks the field.
     """
     if isinstance(source, TaskAPIClient):
         source = TaskAPISource(source)
-    specs = source.specs(split)
-    tasks = []
-    for index, spec in enumerate(specs):
-        if family_field is None:
-            key = NO_FAMILY
-        elif spec.get(family_field) is None:
-            raise KeyError(
-                f"task {index} of split {split!r} ({source.kind} {source.where}) has no field {family_field!r} to "
-                f"group tasks by; its fields are {sorted(spec)}: set {family_setting} to one of them, "
-                "or to none for no families"
-            )
-        else:
-            key = str(spec[family_field])
-        tasks.append(Task(split, index, key, spec))
-    return tasks
+    field = family_field_for(source, split, family_field).name
+    return [
+        Task(split, index, family_key(spec, field, task=f"task {index} of split {split!r} ({source.kind} {source.where})",
+                                      setting=family_setting, otherwise=f"{no_family} for no families"), spec)
+        for index, spec in enumerate(source.specs(split))
+    ]

@@ -1,19 +1,21 @@
 """`openenv-prime serve ENV`: start an OpenEnv environment server (imports openenv only when it runs).
 
-ENV is `chain-sum`, `reasoning-gym` (datasets in curriculum tiers), or `MODULE:CLASS`: any OpenEnv
-environment class, served with the Task API over a task list (`--tasks`) or seeds (`--seeds`)."""
+ENV is `chain-sum`, `reasoning-gym` (datasets in curriculum tiers), `imported PACKAGE_DIR` (a package made by
+openenv's `openenv import`, which has a Task API of its own), or `MODULE:CLASS`: any OpenEnv environment class,
+served with the Task API over a task list (`--tasks`) or seeds (`--seeds`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-NAMED_ENVIRONMENTS = ("chain-sum", "reasoning-gym")
+NAMED_ENVIRONMENTS = ("chain-sum", "reasoning-gym", "imported")
 _CLASS_FLAGS = ("tasks", "seeds", "splits", "path", "env_name", "action", "observation", "env_kwargs")
-_TIER_FLAGS = ("tiers", "schedule", "datasets", "train_size", "test_size")
+_TIER_FLAGS = ("tiers", "schedule", "datasets", "train_size", "test_size", "heldout_size")
 _USED_BY = {
     "chain-sum": {"tiers", "schedule"},
-    "reasoning-gym": {"tiers", "datasets", "train_size", "test_size"},
+    "reasoning-gym": {"tiers", "datasets", "train_size", "test_size", "heldout_size"},
+    "imported": {"env_kwargs"},
     "class": set(_CLASS_FLAGS),
 }
 
@@ -29,25 +31,33 @@ def _refuse_unused_flags(args: argparse.Namespace, kind: str) -> None:
             raise SystemExit(f"openenv-prime serve {args.env}: {_flag(dest)} does not apply to {target}")
 
 
-def _serve_class(args: argparse.Namespace) -> int:
-    from openenv_prime.envs.serve import serve_with_tasks
-
-    if (args.tasks is None) == (args.seeds is None):
-        raise SystemExit(f"openenv-prime serve {args.env}: pass exactly one of --tasks FILE.jsonl or --seeds N")
-    if args.splits is not None and args.seeds is None:
-        raise SystemExit(f"openenv-prime serve {args.env}: --splits goes with --seeds (a task list names its own splits)")
+def _env_kwargs(args: argparse.Namespace) -> dict | None:
     try:
         env_kwargs = json.loads(args.env_kwargs) if args.env_kwargs else None
     except json.JSONDecodeError as error:
         raise SystemExit(f"openenv-prime serve {args.env}: --env-kwargs is not JSON ({error.msg}); write e.g. '{{\"size\": 5}}'")
     if env_kwargs is not None and not isinstance(env_kwargs, dict):
         raise SystemExit(f"openenv-prime serve {args.env}: --env-kwargs must be a JSON object, e.g. '{{\"size\": 5}}'")
+    return env_kwargs
+
+
+def _serve_class(args: argparse.Namespace) -> int:
+    from openenv_prime.envs.serve import serve_with_tasks
+
+    if (args.tasks is None) == (args.seeds is None):
+        raise SystemExit(
+            f"openenv-prime serve {args.env}: pass exactly one of --tasks FILE.jsonl or --seeds N (a package made by "
+            "`openenv import` has a Task API of its own: openenv-prime serve imported PACKAGE_DIR)"
+        )
+    if args.splits is not None and args.seeds is None:
+        raise SystemExit(f"openenv-prime serve {args.env}: --splits goes with --seeds (a task list names its own splits)")
+    env_kwargs = _env_kwargs(args)
     if args.seeds is not None:
-        from openenv_prime.envs.taskapi.seeds import SeedSource
+        from openenv_prime.envs.taskapi.seeds import SeedTasks
 
         splits = [s.strip() for s in (args.splits or "train,test").split(",")]
         try:
-            tasks = SeedSource(args.seeds, splits)
+            tasks = SeedTasks(args.seeds, splits)
         except ValueError as error:
             raise SystemExit(f"openenv-prime serve {args.env}: --seeds/--splits: {error}")
     else:
@@ -68,7 +78,19 @@ def _serve_class(args: argparse.Namespace) -> int:
     )
 
 
+def _serve_imported(args: argparse.Namespace) -> int:
+    from openenv_prime.envs.serve import serve_imported
+
+    if args.package is None:
+        raise SystemExit("openenv-prime serve imported: name the package directory `openenv import` made: "
+                         "openenv-prime serve imported PACKAGE_DIR")
+    return serve_imported(args.package, host=args.host, port=args.port, log_level=args.log_level,
+                          env_kwargs=_env_kwargs(args), max_sessions=args.max_sessions, session_timeout=args.session_timeout)
+
+
 def _serve(args: argparse.Namespace) -> int:
+    if args.package is not None and args.env != "imported":
+        raise SystemExit(f"openenv-prime serve {args.env}: unexpected argument {args.package!r} (only `imported` takes a directory)")
     if ":" in args.env:
         _refuse_unused_flags(args, "class")
         return _serve_class(args)
@@ -78,6 +100,8 @@ def _serve(args: argparse.Namespace) -> int:
             f"or MODULE:CLASS (an OpenEnv Environment class, with --tasks or --seeds)"
         )
     _refuse_unused_flags(args, args.env)
+    if args.env == "imported":
+        return _serve_imported(args)
     max_sessions = 64 if args.max_sessions is None else args.max_sessions
     if args.env == "reasoning-gym":
         from openenv_prime.envs.serve import serve_reasoning_gym
@@ -99,13 +123,18 @@ def register(subparsers) -> None:
             "Serve an OpenEnv environment under uvicorn. Prints 'listening on http://HOST:PORT' once bound.\n\n"
             "  openenv-prime serve chain-sum [--tiers N --schedule S]\n"
             "  openenv-prime serve reasoning-gym --datasets leg_counting,basic_arithmetic --tiers 3\n"
+            "  openenv-prime serve imported ./my_env   (a package made by `openenv import SOURCE --name my_env`)\n"
             "  openenv-prime serve my_pkg.server.env:MyEnvironment --tasks tasks.jsonl   (or --seeds N)\n\n"
+            "imported serves a verifiers or ORS environment imported by openenv 0.10.0 with its own Task API,\n"
+            "loading a verifiers environment once in the main thread (the generated app.py cannot under uvicorn).\n"
             "MODULE:CLASS serves any OpenEnv Environment class with the Task API added: reset(split=, index=)\n"
             "plays exactly that task by calling the class's own reset with the task's reset arguments."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("env", metavar="ENV", help="chain-sum, reasoning-gym, or MODULE:CLASS (an OpenEnv Environment class)")
+    parser.add_argument("env", metavar="ENV", help="chain-sum, reasoning-gym, imported, or MODULE:CLASS (an OpenEnv Environment class)")
+    parser.add_argument("package", metavar="PACKAGE_DIR", nargs="?", default=None,
+                        help="with imported: the package directory `openenv import --output-dir D --name N` made (D/N)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, loopback only)")
     parser.add_argument("--port", type=int, default=8000, help="port to bind; 0 picks a free port (default 8000)")
     parser.add_argument(
@@ -133,14 +162,20 @@ def register(subparsers) -> None:
     )
     tiers.add_argument("--train-size", type=int, default=None, metavar="N", help="reasoning-gym: train tasks per dataset and tier (default 10000)")
     tiers.add_argument("--test-size", type=int, default=None, metavar="N", help="reasoning-gym: test tasks per dataset and tier (default 200)")
+    tiers.add_argument(
+        "--heldout-size", type=int, default=None, metavar="N",
+        help="reasoning-gym: add a split `heldout` of N test items per dataset and tier whose questions no train item asks, "
+        "each question once (a tier with fewer such questions is refused); default: no such split",
+    )
 
     own = parser.add_argument_group("MODULE:CLASS (any OpenEnv environment)")
     own.add_argument("--tasks", default=None, metavar="FILE.jsonl", help='task list: one {"split", "id", ..., "reset": {...}} object per line')
     own.add_argument("--seeds", type=int, default=None, metavar="N", help="N tasks per split, task i playing reset(seed=...) with the split's i-th seed")
     own.add_argument("--splits", default=None, metavar="A,B", help="with --seeds: split names (default train,test); seeds are disjoint across splits")
     own.add_argument("--path", action="append", default=None, metavar="DIR", help="put DIR first on sys.path to import MODULE (repeatable)")
-    own.add_argument("--env-name", default=None, help="name in the Task API routes /NAME/... (default from the class: GridWorldEnvironment -> grid_world_env)")
+    own.add_argument("--env-name", default=None, help="name in the Task API routes /NAME/... (default: the environment's package, the folder holding its server/, e.g. envs.textarena_env.server.environment -> textarena_env; outside such a package, from the class: GridWorldEnvironment -> grid_world_env)")
     own.add_argument("--action", default=None, metavar="MODULE:CLASS", help="action class (default: read from the environment class)")
     own.add_argument("--observation", default=None, metavar="MODULE:CLASS", help="observation class (default: read from the environment class)")
-    own.add_argument("--env-kwargs", default=None, metavar="JSON", help="keyword arguments for the class's constructor, as a JSON object")
+    own.add_argument("--env-kwargs", default=None, metavar="JSON",
+                     help="keyword arguments for the class's constructor (imported verifiers: for load_environment), as a JSON object")
     parser.set_defaults(func=_serve)

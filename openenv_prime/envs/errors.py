@@ -1,12 +1,15 @@
 """Request errors of our servers, and the handlers that answer them with a status code instead of a bare 500.
 
 openenv maps only IndexError (400, Task API routes) and NotImplementedError (501); any other exception a
-server raises, such as an unknown split, becomes "500 Internal Server Error" with no text. These two
-classes carry what the caller got wrong; `add_task_error_handlers` answers them 422 and 400 over HTTP.
-Over /ws openenv sends every exception as an EXECUTION_ERROR frame carrying its message, so the message
-names the field and the valid values. No `openenv` import here."""
+server raises, such as an unknown split, becomes "500 Internal Server Error" with no text. `TaskRequestError`
+and the client's `TaskIndexError` (one class for both sides: the client raises it for a 400, servers raise it
+for an index out of range) carry what the caller got wrong; `add_task_error_handlers` answers them 422 and 400
+over HTTP. Over /ws openenv sends every exception as an EXECUTION_ERROR frame carrying its message, so the
+message names the field and the valid values. No `openenv` import here."""
 
 from __future__ import annotations
+
+from openenv_prime.client.errors import TaskIndexError
 
 
 class TaskRequestError(ValueError):
@@ -19,11 +22,6 @@ class TaskRequestError(ValueError):
         self.field = field
 
 
-class TaskIndexError(IndexError):
-    """A task index out of range. The Task API routes answer IndexError with 400 themselves; the
-    handler gives `/reset` the same status, with this message as the detail."""
-
-
 async def _request_error(request, error: TaskRequestError):
     from fastapi.responses import JSONResponse
 
@@ -32,6 +30,7 @@ async def _request_error(request, error: TaskRequestError):
 
 
 async def _index_error(request, error: TaskIndexError):
+    """The Task API routes answer IndexError with 400 themselves; this gives `/reset` the same status."""
     from fastapi.responses import JSONResponse
 
     return JSONResponse(status_code=400, content={"detail": str(error)})

@@ -94,6 +94,8 @@ def serve_reasoning_gym(args, max_sessions: int) -> int:
     sock = _bind(args.host, args.port)
     datasets = [d.strip() for d in (args.datasets or "").split(",") if d.strip()]
     per_tier = {"train": 10_000 if args.train_size is None else args.train_size, "test": 200 if args.test_size is None else args.test_size}
+    if args.heldout_size is not None:
+        per_tier["heldout"] = args.heldout_size
     try:
         if not datasets:
             raise ValueError("--datasets is required: name one or more reasoning-gym datasets, e.g. --datasets leg_counting,chain_sum")
@@ -102,8 +104,9 @@ def serve_reasoning_gym(args, max_sessions: int) -> int:
         from openenv_prime.envs.reasoning_gym_tiers.taskset import ReasoningGymTaskset, check_datasets
 
         tiers = 3 if args.tiers is None else args.tiers
-        ReasoningGymTaskset(datasets, tiers, per_tier)
+        taskset = ReasoningGymTaskset(datasets, tiers, per_tier)
         check_datasets(datasets, tiers)
+        taskset.check_heldout()
         _skip_gradio_unless_web_ui()
         from openenv_prime.envs.reasoning_gym_tiers.app import build_app
 
@@ -132,13 +135,37 @@ def serve_with_tasks(
     sock = _bind(host, port)
     _skip_gradio_unless_web_ui()
     try:
-        from openenv_prime.envs.taskapi.tasklist import as_task_source
+        from openenv_prime.envs.taskapi.tasklist import as_task_provider
 
-        tasks = as_task_source(tasks)  # a bad task list fails here, before the slow openenv import
+        tasks = as_task_provider(tasks)  # a bad task list fails here, before the slow openenv import
         from openenv_prime.envs.taskapi.app import create_app_with_tasks
 
         app = create_app_with_tasks(env, tasks, **app_options)
     except (ValueError, TypeError) as error:
         sock.close()
         raise SystemExit(f"openenv-prime serve {env if isinstance(env, str) else env.__qualname__}: {error}")
+    return _run(sock, app, log_level)
+
+
+def serve_imported(
+    package_dir: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    log_level: str = "warning",
+    env_kwargs: dict | None = None,
+    max_sessions: int | None = None,
+    session_timeout: float | None = None,
+) -> int:
+    """`openenv-prime serve imported PACKAGE_DIR`: a package made by `openenv import` (see envs/imported.py)."""
+    sock = _bind(host, port)
+    _skip_gradio_unless_web_ui()
+    try:
+        from openenv_prime.envs.imported import create_imported_app
+
+        app = create_imported_app(package_dir, env_kwargs=env_kwargs, max_sessions=max_sessions,
+                                  session_timeout=session_timeout)
+    except (ValueError, TypeError) as error:
+        sock.close()
+        raise SystemExit(f"openenv-prime serve imported {package_dir}: {error}")
     return _run(sock, app, log_level)

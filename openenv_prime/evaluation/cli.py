@@ -8,21 +8,31 @@ from __future__ import annotations
 import argparse
 import json
 
+from openenv_prime.client.hidden import DEFAULT_HIDDEN_FIELDS
+from openenv_prime.client.observations import DEFAULT_BUDGET
 from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
 
 # EvalConfig field -> the flag that sets it (base_url also comes from --serve-chain-sum)
 CONFIG_FLAGS = {
     "base_url": "--base-url", "env_name": "--env-name", "tasks": "--tasks", "split": "--split",
     "per_family": "--per-family", "families": "--families", "seed": "--seed", "family_field": "--family-field",
-    "id_field": "--id-field", "system_prompt": "--system-prompt", "observation_field": "--observation-field",
-    "action_field": "--action-field", "reset_kwargs": "--reset-kwargs", "max_concurrency": "--max-concurrency",
-    "max_steps": "--max-steps", "max_invalid_actions": "--max-invalid-actions",
+    "id_field": "--id-field", "system_prompt": "--system-prompt", "observation_template": "--observation-template",
+    "observation_field": "--observation-field", "observation_budget": "--observation-budget",
+    "hidden_fields": "--hidden-fields", "action_field": "--action-field", "action_fields": "--action-fields",
+    "reset_kwargs": "--reset-kwargs", "max_concurrency": "--max-concurrency",
+    "max_steps": "--max-steps", "max_invalid_actions": "--max-invalid-actions", "reward_mode": "--reward-mode",
+    "reward_clip": "--reward-clip", "invalid_flags": "--invalid-flags", "invalid_flags_in_state": "--invalid-flags-in-state",
     "success_threshold": "--success-threshold", "timeout": "--timeout", "check_reset": "--no-reset-check",
 }
 
 
 def _family_field(value: str) -> str | None:
     return None if value.lower() == "none" else value
+
+
+def _template(value: str) -> str:
+    """A template as typed in a shell: ``\\n`` is a line break (bash's "..." keeps it as two characters)."""
+    return value.replace("\\n", "\n")
 
 
 def _json_object(value: str) -> dict:
@@ -60,33 +70,62 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="task list to use instead of the server's Task API: one JSON object per line with the "
                        "reset arguments of a task, e.g. {\"split\": \"test\", \"id\": \"s3\", \"tier\": 1, \"reset\": "
                        "{\"seed\": 3}} (see docs/openenv.md)")
-    tasks.add_argument("--split", default="test", help="split to evaluate (default: %(default)s)")
+    tasks.add_argument("--split", default=None,
+                       help="split to evaluate (default: the test split, the first of test, eval, validation the server lists)")
     tasks.add_argument("--per-family", type=int, default=20, help="tasks per family (default: %(default)s)")
     tasks.add_argument("--families", nargs="+", default=None, help="only these families (default: all)")
-    tasks.add_argument("--family-field", type=_family_field, default="tier",
-                       help="task-spec field naming the family; 'none' puts every task in one family (default: %(default)s)")
+    tasks.add_argument("--family-field", type=_family_field, default="auto",
+                       help="task-spec field naming the family (a dotted path such as info.level); 'none' puts every task "
+                       "in one family; 'auto' takes the field the server declares in /splits, else the specs' 'family' "
+                       "or 'tier' field (default: %(default)s)")
     tasks.add_argument("--id-field", default="id",
                        help="task-spec field with the durable task id; split/index when a spec lacks it (default: %(default)s)")
     tasks.add_argument("--seed", type=int, default=0, help="chooses the tasks (default: %(default)s)")
     episodes = p.add_argument_group("episodes")
     episodes.add_argument("--system-prompt", default=DEFAULT_SYSTEM_PROMPT,
-                          help="system message, followed by the reply format read from the action schema (an Enum's "
-                          "values, a JSON object's fields, MCP tool calls); an empty string sends none (default: %(default)r)")
-    episodes.add_argument("--observation-field", default=None, help="observation field shown to the model, or a template of fields such as "
-                          "'{message} at ({x}, {y})' (default: every field that is not bookkeeping)")
-    episodes.add_argument("--action-field", default=None, help="action field that gets the reply (default: auto)")
+                          help="system message, followed by the reply format read from the action schema (its "
+                          "descriptions, legal values, bounds; a JSON object's fields; MCP tool calls); an empty string "
+                          "sends none (default: %(default)r)")
+    shown = p.add_argument_group("what the model sees (docs/openenv.md)")
+    shown.add_argument("--observation-template", type=_template, default=None, metavar="TEMPLATE",
+                       help="how observations are shown: a field name, or a template of fields such as "
+                       "'{message} at ({x}, {y})' (specs :grid, :grid=N, :text, :json; \\n is a line break) "
+                       "(default: the environment's text first, then its other fields within --observation-budget)")
+    shown.add_argument("--observation-field", type=_template, default=None, metavar="TEMPLATE",
+                       help="the old name of --observation-template, still accepted")
+    shown.add_argument("--observation-budget", type=int, default=DEFAULT_BUDGET, metavar="CHARS",
+                       help="characters per observation; fields that do not fit are left out and named (default: %(default)s)")
+    shown.add_argument("--hidden-fields", nargs="*", default=list(DEFAULT_HIDDEN_FIELDS), metavar="NAME",
+                       help="fields never shown to the model, at any depth, because they may hold the answer; replaces "
+                       "the list, e.g. to show an environment's own 'target' (default: "
+                       + " ".join(DEFAULT_HIDDEN_FIELDS) + ")")
+    shown.add_argument("--action-field", default=None, help="action field that gets a bare reply (default: the action's only field)")
+    shown.add_argument("--action-fields", nargs="+", default=[], metavar="NAME",
+                       help="optional action fields with a default that the model may fill too (default: none; the "
+                       "server fills in their defaults)")
     episodes.add_argument("--reset-kwargs", type=_json_object, default={}, metavar="JSON",
                           help="extra reset arguments for every episode, a JSON object such as '{\"difficulty\": 2}' "
                           "(not split/index/episode_id)")
+    # the episode rules: the trainer's and the verifiers taskset's defaults (client/episode_rules.py)
     episodes.add_argument("--max-steps", type=int, default=16,
                           help="environment steps per episode; an episode still running then is counted as "
                           "truncated (default: %(default)s)")
-    episodes.add_argument("--max-invalid-actions", type=int, default=2,
-                          help="invalid replies fed back to the model before the episode gives up (default: %(default)s)")
+    episodes.add_argument("--max-invalid-actions", type=int, default=3,
+                          help="invalid replies fed back to the model; the next one ends the episode (default: %(default)s)")
+    episodes.add_argument("--reward-mode", choices=("sum", "last", "max"), default="sum",
+                          help="how the scored steps' rewards become the episode's reward, as in training (default: %(default)s)")
+    episodes.add_argument("--reward-clip", type=float, nargs=2, default=None, metavar=("LOW", "HIGH"),
+                          help="clip the episode's reward into [LOW, HIGH] (default: no clip)")
+    episodes.add_argument("--invalid-flags", nargs="*", default=["invalid_action", "invalid_move"], metavar="KEY",
+                          help="observation or metadata keys that, set to true, mark a step's action invalid: an "
+                          "episode the environment ends that way counts as ended by an invalid action (default: %(default)s)")
+    episodes.add_argument("--invalid-flags-in-state", action="store_true",
+                          help="also look for those keys in the environment's state() when it ends an episode "
+                          "(textarena keeps its flag there; one more message per episode)")
     episodes.add_argument("--success-threshold", type=float, default=1.0,
                           help="an episode whose total reward reaches this counts as solved (default: %(default)s)")
     episodes.add_argument("--no-reset-check", dest="check_reset", action="store_false",
-                          help="skip the check (three resets before the eval) that the server plays the task asked for")
+                          help="skip the check (three resets in fresh sessions before the eval) that the server plays the task asked for")
     run = p.add_argument_group("run")
     run.add_argument("--max-concurrency", type=int, default=32,
                      help="episodes open at once, i.e. the batch handed to the model (default: %(default)s)")
@@ -159,6 +198,8 @@ def _main(args: argparse.Namespace) -> int:
     if args.serve_chain_sum:
         document["server"] = {"embedded": "chain-sum", "tiers": args.tiers}
     console = Console()
+    for choice in result.choices:
+        err.print(escape(choice), highlight=False)
     console.print(family_table(result))
     for note in result.warnings:
         err.print(f"[yellow]warning:[/yellow] {escape(note)}", highlight=False)
@@ -166,6 +207,10 @@ def _main(args: argparse.Namespace) -> int:
         err.print(f"[yellow]warning:[/yellow] {result.truncated} of {len(result.results)} episodes were still running after "
                   f"--max-steps {result.config.max_steps} steps (truncated); raise --max-steps to let them finish",
                   highlight=False)
+    if result.ended_invalid:
+        err.print(f"[yellow]warning:[/yellow] {result.ended_invalid} of {len(result.results)} episodes ended on an invalid "
+                  "action (the model's replies were not actions, or the environment ended the episode for one); see "
+                  "each result's invalid_actions and stop", highlight=False)
     try:
         path = write_json(args.out, document)
     except OSError as exc:  # the eval is done: keep its results somewhere

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 from typing import Any, Protocol, runtime_checkable
 
 import httpx
+
+from openenv_prime.client.backoff import backoff
 
 
 @runtime_checkable
@@ -27,11 +28,6 @@ class Policy(Protocol):
 
 
 _BUSY = {429, 502, 503, 504}
-
-
-def _backoff(attempt: int) -> float:
-    """Jittered exponential delay before retry ``attempt + 1``, capped at 2 s."""
-    return min(2.0, 0.1 * 2**attempt) * random.uniform(0.5, 1.0)
 
 
 class ModelEndpointError(RuntimeError):
@@ -120,14 +116,14 @@ class OpenAIPolicy:
                 ) from exc
             except httpx.TransportError as exc:
                 if attempt < self.retries:
-                    await asyncio.sleep(_backoff(attempt))
+                    await asyncio.sleep(backoff(attempt, base=0.1, cap=2.0))
                     continue
                 raise ModelEndpointError(
                     f"cannot reach the model endpoint {self.url} after {attempt + 1} attempt(s) "
                     f"({type(exc).__name__}: {exc}); start the model server or pass the right --model-base-url"
                 ) from exc
             if response.status_code in _BUSY and attempt < self.retries:
-                await asyncio.sleep(_backoff(attempt))
+                await asyncio.sleep(backoff(attempt, base=0.1, cap=2.0))
                 continue
             break
         if response.status_code != 200:

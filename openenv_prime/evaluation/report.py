@@ -30,22 +30,25 @@ def package_versions() -> dict[str, str]:
 
 
 def family_table(result: EvalResult, title: str | None = None) -> Table:
-    """Per-family accuracy, mean reward and counts, with an overall row."""
-    family = result.config.family_field or "family"
-    table = Table(title=title or f"{result.env_name} / {result.config.split}: accuracy per {family}")
+    """Per-family accuracy, mean reward and counts, with an overall row. ``ended invalid``: episodes that ended on an
+    invalid action; ``unscored``: episodes the environment ended without a reward (left out of accuracy)."""
+    family = result.family_field or "family"
+    table = Table(title=title or f"{result.env_name} / {result.split}: accuracy per {family}")
     table.add_column(family, justify="right")
     table.add_column("tasks", justify="right")
     table.add_column("solved", justify="right")
     table.add_column("accuracy", justify="right")
     table.add_column("mean reward", justify="right")
     table.add_column("truncated", justify="right")
+    table.add_column("ended invalid", justify="right")
+    table.add_column("unscored", justify="right")
     for score in result.families:
         table.add_row(score.family, str(score.tasks), str(score.solved), f"{score.accuracy:.3f}", f"{score.mean_reward:.3f}",
-                      str(score.truncated))
+                      str(score.truncated), str(score.ended_invalid), str(score.unscored))
     solved = sum(s.solved for s in result.families)
     table.add_section()
     table.add_row("all", str(len(result.results)), str(solved), f"{result.accuracy:.3f}", f"{result.mean_reward:.3f}",
-                  str(result.truncated))
+                  str(result.truncated), str(result.ended_invalid), str(result.unscored))
     return table
 
 
@@ -54,7 +57,9 @@ def report_dict(result: EvalResult, model: dict[str, Any] | None = None) -> dict
     return {
         "seed": result.config.seed,
         "env_name": result.env_name,
-        "split": result.config.split,
+        "split": result.split,
+        "family_field": result.family_field,
+        "choices": result.choices,
         "config": result.config.model_dump(mode="json"),
         "model": model or {},
         "versions": package_versions(),
@@ -64,6 +69,8 @@ def report_dict(result: EvalResult, model: dict[str, Any] | None = None) -> dict
         "results": [r.model_dump(mode="json") for r in result.results],
         "reconnects": result.reconnects,
         "truncated": result.truncated,
+        "ended_invalid": result.ended_invalid,
+        "unscored": result.unscored,
         "warnings": result.warnings,
         "elapsed_s": result.elapsed_s,
     }

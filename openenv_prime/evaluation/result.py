@@ -8,7 +8,11 @@ from openenv_prime.evaluation.config import EvalConfig
 
 
 class TaskResult(BaseModel):
-    """One episode: the task it ran, the model's last reply and what the environment paid for it."""
+    """One episode: the task it ran, the model's last reply and what the environment paid for it.
+
+    ``reward`` is the client's episode reward (:func:`openenv_prime.client.rewards.episode_reward`, the trainer's
+    rule): None when the environment ended the episode without scoring any step, and such an episode is left out
+    of accuracy and mean reward, never counted as 0.0."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -16,7 +20,7 @@ class TaskResult(BaseModel):
     family: str
     split: str
     index: int
-    reward: float
+    reward: float | None
     success: bool
     reply: str
     steps: int
@@ -24,12 +28,15 @@ class TaskResult(BaseModel):
     truncated: bool = False
     """The step limit (``max_steps``) ended the episode before the environment did."""
     invalid_actions: int
+    stop: str | None = None
+    """Why the episode ended: ``done``, ``max_steps``, ``invalid_action`` (past ``max_invalid_actions``, or the
+    environment ended it for an invalid action), ``too_large`` or ``stopped``."""
     error: str | None = None
     """Why the episode failed without the environment scoring it (e.g. an action the server refused as too large)."""
 
 
 class FamilyScore(BaseModel):
-    """Accuracy (share of episodes that reached the success threshold) and mean reward of one family."""
+    """Accuracy (share of the scored episodes that reached the success threshold) and mean reward of one family."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -40,6 +47,10 @@ class FamilyScore(BaseModel):
     mean_reward: float
     truncated: int = 0
     """Episodes the step limit cut off."""
+    ended_invalid: int = 0
+    """Episodes that ended on an invalid action (past ``max_invalid_actions``, or the environment ended them for one)."""
+    unscored: int = 0
+    """Episodes the environment ended without a reward: left out of ``accuracy`` and ``mean_reward``."""
 
 
 class EvalResult(BaseModel):
@@ -50,6 +61,12 @@ class EvalResult(BaseModel):
 
     config: EvalConfig
     env_name: str
+    split: str
+    """The split played (``config.split``, or the test split the rule chose when it is None)."""
+    family_field: str | None
+    """The spec field that named the families (None: one family), by ``openenv_prime.client.families``' rule."""
+    choices: list[str] = []
+    """How the split and the families were chosen, when the config left them open (printed before the table)."""
     results: list[TaskResult]
     families: list[FamilyScore]
     accuracy: float
@@ -57,6 +74,10 @@ class EvalResult(BaseModel):
     reconnects: int
     truncated: int = 0
     """Episodes the step limit cut off before the environment ended them (raise ``max_steps`` if many)."""
+    ended_invalid: int = 0
+    """Episodes that ended on an invalid action."""
+    unscored: int = 0
+    """Episodes the environment ended without a reward (left out of ``accuracy`` and ``mean_reward``)."""
     warnings: list[str] = []
     """What the run noticed about the server (e.g. a reset that may ignore the task)."""
     elapsed_s: float
@@ -66,15 +87,18 @@ class EvalResult(BaseModel):
 
 
 def score_families(results: list[TaskResult], family_order: list[str]) -> list[FamilyScore]:
-    """Per-family accuracy and mean reward, in ``family_order``."""
+    """Per-family accuracy and mean reward over the scored episodes, in ``family_order``."""
     scores = []
     for family in family_order:
         mine = [r for r in results if r.family == family]
         if not mine:
             continue
-        solved = sum(r.success for r in mine)
+        scored = [r for r in mine if r.reward is not None]
+        solved = sum(r.success for r in scored)
         scores.append(FamilyScore(
-            family=family, tasks=len(mine), solved=solved, accuracy=solved / len(mine),
-            mean_reward=sum(r.reward for r in mine) / len(mine), truncated=sum(r.truncated for r in mine),
+            family=family, tasks=len(mine), solved=solved, accuracy=solved / len(scored) if scored else 0.0,
+            mean_reward=sum(r.reward for r in scored) / len(scored) if scored else 0.0,
+            truncated=sum(r.truncated for r in mine), ended_invalid=sum(r.stop == "invalid_action" for r in mine),
+            unscored=len(mine) - len(scored),
         ))
     return scores

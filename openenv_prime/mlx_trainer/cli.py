@@ -10,7 +10,7 @@ from pathlib import Path
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "train",
-        help="GRPO + LoRA training with MLX; with no CONFIG, the offline default (SmolLM2-135M on chain_sum)",
+        help="GRPO + LoRA training with MLX; with no CONFIG, the offline default (SmolLM2-135M on reasoning-gym arithmetic)",
         description="Train LoRA adapters by GRPO on an OpenEnv environment, choosing tasks with a sampler. "
         "Writes RUN_DIR/run.json, config.toml, log.jsonl, checkpoints/ and plots/, into a new or empty RUN_DIR or "
         "one of its own runs only. Ctrl-C saves a checkpoint of the last completed step and stops; --resume continues.",
@@ -32,6 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _train(args: argparse.Namespace) -> int:
     from openenv_prime.mlx_trainer.config import ConfigError, config_from_dict, load_config
+    from openenv_prime.envs.launch import ServerStartError
     from openenv_prime.mlx_trainer.loop import TrainingError, TrainingInterrupted, train
 
     try:
@@ -55,7 +56,7 @@ def _train(args: argparse.Namespace) -> int:
         print(f"stopped at once by a second interrupt, without a final checkpoint; `openenv-prime train --resume "
               f"--out {run_dir}` continues from the latest one", file=sys.stderr)
         return 130
-    except (TrainingError, ValueError, FileNotFoundError) as err:  # setup errors name the config key or path
+    except (TrainingError, ValueError, FileNotFoundError, ServerStartError) as err:  # setup errors name the key, path or server
         print(f"error: {err}", file=sys.stderr)
         return 1
     s = result.state

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from openenv_prime.client.episode_rules import DEFAULT_RULES, EpisodeRules
+from openenv_prime.client.prompting import PromptSettings
 from openenv_prime.client.rewards import check_clip
 from openenv_prime.client.urls import http_base
 
@@ -92,17 +94,26 @@ class SamplerConfig(_Section):
     log_keys: int = Field(32, ge=0)
 
 
-class EnvironmentConfig(_Section):
+class EnvironmentConfig(_Section, PromptSettings):
+    # What the model is shown (observation_template, observation_budget, hidden_fields, action_field,
+    # action_fields) is the client's PromptSettings: the same keys as in eval and the verifiers taskset.
     # Base URL of any OpenEnv server with the Task API; empty = start the embedded server below.
     base_url: str = ""
     # A task list (JSONL, one task a line with its reset arguments) for a server without a Task API; its
     # splits replace the server's (train_split, test_split), and each episode resets with its line's `reset`.
     tasks: str | None = None
-    # Before training, reset two train tasks (one twice) and stop when the server plays other tasks than asked
-    # (openenv drops reset arguments the environment's reset() does not take); evals check their split too.
+    # Before training, reset train tasks in fresh sessions (task 0 twice) and stop when the server plays other tasks
+    # than asked (openenv drops reset arguments the environment's reset() does not take); a note when the environment
+    # itself is random (see openenv_prime.client.resetcheck); evals check their split too.
     check_reset: bool = True
-    embedded: Literal["chain-sum"] = "chain-sum"
+    # The server the trainer starts when base_url is empty: chain_sum, or reasoning-gym `datasets` in `tiers` tiers.
+    embedded: Literal["chain-sum", "reasoning-gym"] = "chain-sum"
     tiers: int = Field(5, ge=1)
+    # embedded = "reasoning-gym": the datasets it serves (each needs a curriculum; families are "dataset/tier"), and
+    # tasks per family in its splits: train, test, and heldout (test items whose questions no train item asks; the
+    # split exists only when given a size). Empty = the server's defaults (10000 train, 200 test).
+    datasets: list[str] = Field(default_factory=lambda: ["chain_sum"], min_length=1)
+    split_sizes: dict[Literal["train", "test", "heldout"], int] = Field(default_factory=dict)
     # Embedded chain_sum's tier ladder: "lockstep" (tier t = t+2 terms of t+1 digits) or "interleaved"
     # (terms and digits grow in turn: 2x1, 3x1, 3x2, 4x2, ...: a gentler ramp).
     schedule: Literal["lockstep", "interleaved"] = "lockstep"
@@ -112,20 +123,23 @@ class EnvironmentConfig(_Section):
     prefetch: bool = True
     env_name: str | None = None
     train_split: str = "train"
-    test_split: str = "test"
-    # Task spec field that names the family (curriculum key), e.g. chain_sum's "tier".
-    family_field: str = "tier"
-    # Observation field shown to the model and action field that receives the reply; None = infer.
-    observation_field: str | None = None
-    action_field: str | None = None
+    # None: the first of test, eval, validation the server (or task list) lists.
+    test_split: str | None = None
+    # Task spec field (a dotted path) that names the family (curriculum key), e.g. chain_sum's "tier"; None puts every
+    # task in one family; "auto" takes the field the server declares in /splits, else the specs' "family" or "tier".
+    family_field: str | None = "auto"
     timeout: float = Field(30.0, gt=0)
-    # Multi-turn episodes (names as in the verifiers taskset): environment steps per episode before it is cut
-    # off, invalid replies fed back to the model before the episode stops, and how per-step rewards
-    # (steps that return no reward are left out) become the episode's reward: "sum", "last" or "max", then clipped.
-    max_steps: int = Field(16, ge=1)
-    max_invalid_actions: int = Field(3, ge=0)
-    reward_mode: Literal["sum", "last", "max"] = "sum"
-    reward_clip: tuple[float, float] | None = None
+    # The episode rules, with the eval's and the verifiers taskset's names and defaults (client/episode_rules.py):
+    # environment steps per episode before it is cut off, invalid replies fed back to the model before the episode
+    # stops, how per-step rewards (steps that return no reward are left out) become the episode's reward ("sum",
+    # "last" or "max", then clipped), and the observation/metadata keys that, set to true, mark a step's action
+    # invalid (also looked up in the environment's state() when it ends an episode, if invalid_flags_in_state).
+    max_steps: int = Field(DEFAULT_RULES.max_steps, ge=1)
+    max_invalid_actions: int = Field(DEFAULT_RULES.max_invalid_actions, ge=0)
+    reward_mode: Literal["sum", "last", "max"] = DEFAULT_RULES.reward_mode
+    reward_clip: tuple[float, float] | None = DEFAULT_RULES.reward_clip
+    invalid_flags: tuple[str, ...] = DEFAULT_RULES.invalid_flags
+    invalid_flags_in_state: bool = DEFAULT_RULES.invalid_flags_in_state
 
     @field_validator("base_url")
     @classmethod
@@ -140,10 +154,33 @@ class EnvironmentConfig(_Section):
             raise ValueError("environment.tasks: a task list is played on a server of your own; set environment.base_url")
         return self
 
+    @model_validator(mode="after")
+    def _datasets_have_tiers(self) -> "EnvironmentConfig":
+        """An embedded reasoning-gym server's datasets and tiers are checked here, before any server or model starts."""
+        if self.split_sizes and (self.embedded != "reasoning-gym" or self.base_url):
+            raise ValueError("environment.split_sizes: sizes are for the embedded reasoning-gym server "
+                             '(embedded = "reasoning-gym" and no base_url); remove them')
+        if any(n < 1 for n in self.split_sizes.values()):
+            raise ValueError(f"environment.split_sizes: every size must be at least 1, got {self.split_sizes}")
+        if self.embedded == "reasoning-gym" and not self.base_url:
+            from openenv_prime.envs.launch import check_datasets_have_tiers
+
+            try:
+                check_datasets_have_tiers(self.datasets, self.tiers)
+            except ValueError as error:
+                raise ValueError(f"environment.datasets / environment.tiers: {error}") from None
+        return self
+
     @field_validator("reward_clip")
     @classmethod
     def _ordered(cls, clip: tuple[float, float] | None) -> tuple[float, float] | None:
         return check_clip(clip)
+
+    def rules(self) -> EpisodeRules:
+        """The episode rules these settings give."""
+        return EpisodeRules(max_steps=self.max_steps, max_invalid_actions=self.max_invalid_actions, reward_mode=self.reward_mode,
+                            reward_clip=self.reward_clip, invalid_flags=self.invalid_flags,
+                            invalid_flags_in_state=self.invalid_flags_in_state)
 
 
 class EvalSettings(_Section):
@@ -223,7 +260,7 @@ def config_from_dict(data: dict[str, Any], source: str = "(dict)") -> TrainConfi
 
 
 def load_config(path: str | Path | None = None) -> TrainConfig:
-    """Read a TOML config; None reads the embedded default (SmolLM2-135M on the embedded chain_sum)."""
+    """Read a TOML config; None reads the embedded default (SmolLM2-135M on the embedded reasoning-gym server)."""
     if path is None:
         return config_from_dict(tomllib.loads(default_config_text()), "(embedded default)")
     path = Path(path)

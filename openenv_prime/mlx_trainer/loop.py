@@ -26,7 +26,7 @@ from openenv_prime.client.errors import OpenEnvError
 from openenv_prime.mlx_trainer.checkpoint import TrainerState, load_checkpoint, save_checkpoint, seed_step
 from openenv_prime.mlx_trainer.config import TrainConfig, sampler_kwargs
 from openenv_prime.mlx_trainer.errors import TrainingError, TrainingInterrupted
-from openenv_prime.mlx_trainer.metrics import cap_key_metrics, rollout_summary
+from openenv_prime.mlx_trainer.metrics import rollout_summary, sampler_log_metrics
 from openenv_prime.mlx_trainer.rundir import RunStart, append_log, claim, plan_run, truncate_log
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
 
@@ -74,7 +74,9 @@ def _environment(config: TrainConfig) -> Iterator[str]:
         return
     from openenv_prime.envs.launch import local_server
 
-    with local_server(env.embedded, tiers=env.tiers, max_sessions=env.max_sessions, schedule=env.schedule) as url:
+    served = {"datasets": env.datasets} if env.embedded == "reasoning-gym" else {"schedule": env.schedule}
+    sizes = [arg for split, n in env.split_sizes.items() for arg in (f"--{split}-size", str(n))]
+    with local_server(env.embedded, tiers=env.tiers, max_sessions=env.max_sessions, extra_args=sizes, **served) as url:
         yield url
 
 
@@ -97,22 +99,25 @@ class _Trainer:
         self.model, self.tokenizer, self.optimizer = load_trainable(self.cfg)
 
     async def _setup(self) -> None:
-        from openenv_prime.client import TaskAPIClient
-        from openenv_prime.client.tasks import load_sampler_tasks, open_task_source
-        from openenv_prime.mlx_trainer.rollouts import EpisodeRules, EpisodeRunner, Renderer
+        from openenv_prime.client.setup import EnvironmentSetup
+        from openenv_prime.mlx_trainer.rollouts import EpisodeRunner, Renderer
         from openenv_prime.samplers import make_sampler
 
         cfg, env = self.cfg, self.cfg.environment
         await self.mlx.run(self._load_model)
-        with open_task_source(self.base_url, tasks=env.tasks, env_name=env.env_name, timeout=env.timeout) as source:
-            tasks = load_sampler_tasks(source, env.train_split, family_field=env.family_field,
-                                       family_setting="environment.family_field")
-            resets = {task.index: source.reset_kwargs(task.split, task.index) for task in tasks}
-            self.env_name = source.env_name
+        with EnvironmentSetup(self.base_url, tasks=env.tasks, env_name=env.env_name, timeout=env.timeout) as setup:
+            split = setup.choose_split(env.train_split, setting="environment.train_split").name
+            family = setup.family_field(split, env.family_field)
+            if (note := family.note("environment.family_field")) is not None:
+                print(f"note: {note}", file=sys.stderr)
+            tasks = setup.sampler_tasks(split, family_field=family.name, family_setting="environment.family_field")
+            resets = {task.index: setup.reset_kwargs(task.split, task.index) for task in tasks}
+            self.env_name = setup.env_name
             if env.check_reset:
-                await self._check_reset(source, len(tasks))
-        with TaskAPIClient(self.base_url, env_name=self.env_name, timeout=env.timeout) as api:
-            action_schema = api.action_schema()
+                note = await setup.check_reset(env.train_split, len(tasks), timeout=env.timeout)
+                if note is not None:
+                    print(f"note: {note}", file=sys.stderr)
+            protocol = setup.protocol(env, action_setting="environment.action_field")
         if not tasks:
             where = env.tasks or self.base_url
             raise TrainingError(f"environment.train_split {env.train_split!r} has no tasks in {where}")
@@ -121,23 +126,13 @@ class _Trainer:
         except (TypeError, ValueError) as err:
             raise TrainingError(f"sampler.kwargs: {err}; see the {cfg.sampler.name} sampler's arguments") from None
         self.sampler = self.sampler_wrapper(sampler) if self.sampler_wrapper else sampler
-        self.renderer = Renderer(self.tokenizer, cfg.grpo.system_prompt, env.observation_field, env.action_field, action_schema)
+        self.renderer = Renderer(self.tokenizer, cfg.grpo.system_prompt, protocol=protocol)
         self.runner = EpisodeRunner(
             self.model, self.renderer, self.mlx, self.base_url,
             max_sessions=min(env.max_sessions, cfg.grpo.group_size * cfg.grpo.tasks_per_step),
             max_new_tokens=cfg.grpo.max_new_tokens, temperature=cfg.grpo.temperature,
-            rules=EpisodeRules(env.max_steps, env.max_invalid_actions, env.reward_mode, env.reward_clip),
-            timeout=env.timeout, reset_kwargs=lambda task: resets[task.index],
+            rules=env.rules(), timeout=env.timeout, reset_kwargs=lambda task: resets[task.index],
         )
-
-    async def _check_reset(self, source, num_tasks: int) -> None:
-        """Refuse a server that plays other tasks than asked (ResetIgnoredError); print a note when it may."""
-        from openenv_prime.client.resetcheck import check_reset_plays_tasks
-
-        env = self.cfg.environment
-        note = await check_reset_plays_tasks(self.base_url, source, env.train_split, num_tasks, timeout=env.timeout)
-        if note is not None:
-            print(f"note: {note}", file=sys.stderr)
 
     async def _restore(self) -> bool:
         """Load the latest checkpoint; True when the run had already finished."""
@@ -275,7 +270,7 @@ class _Trainer:
                 unscored_groups += 1
                 continue
             rewards = [r.reward for r in scored]
-            self.sampler.update(task.key, rewards, costs=[r.generated_tokens for r in scored])
+            self.sampler.update(task, rewards, costs=[r.generated_tokens for r in scored])
             adv = (group_advantages(rewards, cfg.signal_tolerance, scale=cfg.loss != "dr_grpo")
                    if len(scored) >= 2 else None)
             if adv is None:
@@ -293,7 +288,7 @@ class _Trainer:
             "groups": len(groups),
             "groups_with_signal": with_signal,
             "groups_unscored": unscored_groups,
-            "sampler": cap_key_metrics(self.sampler.metrics(), self.cfg.sampler.log_keys),
+            "sampler": sampler_log_metrics(self.sampler, self.cfg.sampler.log_keys),
             "prefetch_seconds": first_wave.seconds if first_wave else 0.0,
         }
         self._prefetch_next(step)
@@ -346,12 +341,16 @@ class _Trainer:
         config = EvalConfig(
             base_url=self.base_url, env_name=self.env_name, tasks=env.tasks, split=env.test_split, per_family=ev.tasks_per_family,
             seed=self.cfg.seed, family_field=env.family_field, system_prompt=self.cfg.grpo.system_prompt or None,
-            observation_field=env.observation_field, action_field=env.action_field,
-            max_concurrency=min(32, env.max_sessions), timeout=env.timeout,
-            max_steps=env.max_steps, max_invalid_actions=env.max_invalid_actions, check_reset=env.check_reset,
+            **env.prompt_fields(),
+            max_concurrency=min(32, env.max_sessions), timeout=env.timeout, check_reset=env.check_reset,
+            max_steps=env.max_steps, max_invalid_actions=env.max_invalid_actions, reward_mode=env.reward_mode,
+            reward_clip=env.reward_clip, invalid_flags=list(env.invalid_flags), invalid_flags_in_state=env.invalid_flags_in_state,
         )
         policy = TrainerPolicy(self.model, self.tokenizer, ev.max_new_tokens or self.cfg.grpo.max_new_tokens, self.mlx)
         result = await run_eval_async(config, policy)
+        if not self.state.evals:  # how the test split and its families were chosen, once
+            for choice in result.choices:
+                print(f"eval: {choice}", file=sys.stderr)
         record = {
             "type": "eval",
             "step": step,

@@ -1,30 +1,24 @@
 """What one training step logs: rewards, timings, and the sampler's metrics capped to the most-drawn keys.
 
 A sampler reports 8 metrics per key; with thousands of keys that would be hundreds of KB per log line, so a
-step line keeps the totals and the per-key metrics of the ``log_keys`` keys drawn most so far.
+step line keeps the totals and the per-key metrics of the ``log_keys`` keys drawn most so far, under the
+flat names ``key/<key>/<name>`` that the plots read.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from openenv_prime.samplers import flat_key_metrics
 
-def cap_key_metrics(metrics: dict[str, float], max_keys: int) -> dict[str, float]:
+
+def sampler_log_metrics(sampler: Any, max_keys: int) -> dict[str, float]:
     """Totals, ``keys_total``/``keys_logged``, and ``key/<key>/<name>`` for the ``max_keys`` most-drawn keys."""
-    per_key: dict[str, dict[str, float]] = {}
-    out: dict[str, float] = {}
-    for name, value in metrics.items():
-        if name.startswith("key/"):
-            key, _, metric = name[len("key/"):].rpartition("/")
-            per_key.setdefault(key, {})[metric] = value
-        else:
-            out[name] = value
-    ranked = sorted(per_key, key=lambda k: (-per_key[k].get("draw_share", 0.0), k))[:max_keys]
-    out["keys_total"] = float(len(per_key))
-    out["keys_logged"] = float(len(ranked))
-    for key in ranked:
-        for metric, value in per_key[key].items():
-            out[f"key/{key}/{metric}"] = value
+    per_key = sampler.key_metrics(top=max_keys)
+    out = sampler.metrics(per_key=False)
+    out["keys_total"] = float(len(sampler.pool.keys))
+    out["keys_logged"] = float(len(per_key))
+    out.update(flat_key_metrics(per_key))
     return out
 
 

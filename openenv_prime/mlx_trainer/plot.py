@@ -22,6 +22,7 @@ class RunCurves:
     tokens: list[int] = field(default_factory=list)
     accuracy: dict[str, list[float | None]] = field(default_factory=dict)
     tasks: dict[str, int] = field(default_factory=dict)  # eval tasks per family at the last eval
+    split: str = "test"  # the split the evals ran on (the run's environment.test_split)
 
 
 def load_run(run_dir: Path, name: str | None = None) -> RunCurves:
@@ -57,7 +58,18 @@ def load_run(run_dir: Path, name: str | None = None) -> RunCurves:
             curves.accuracy[f].append(record["accuracy"].get(f))
         curves.accuracy[_OVERALL].append(record.get("overall"))
     curves.tasks = {f: int(n) for f, n in evals[max(evals)].get("n", {}).items()}
+    curves.split = _eval_split(Path(run_dir))
     return curves
+
+
+def _eval_split(run_dir: Path) -> str:
+    """The run's environment.test_split from RUN_DIR/config.toml ("test" when there is none)."""
+    import tomllib
+
+    try:
+        return tomllib.loads((run_dir / "config.toml").read_text())["environment"]["test_split"]
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return "test"
 
 
 def plot_runs(run_dirs: list[Path], out: Path | None = None) -> Path:
@@ -121,6 +133,22 @@ def _tasks_note(runs: list[RunCurves], family: str) -> str:
     return f" (n={counts.pop()})" if len(counts) == 1 and None not in counts else ""
 
 
+def eval_headline(evals: RunCurves) -> str | None:
+    """One line on what the greedy eval says: the family whose accuracy on the eval split rose most from the first
+    eval to the last, with its number of test tasks (each task moves the accuracy by 1/n, so the size is the noise
+    scale), and how many families it was picked from. None before a second eval."""
+    changes = [(ys[-1] - ys[0], f, ys[0], ys[-1]) for f, ys in evals.accuracy.items()
+               if f != _OVERALL and len(ys) > 1 and ys[0] is not None and ys[-1] is not None]
+    if not changes:
+        return None
+    gain, family, first, last = max(changes, key=lambda c: c[0])
+    n = evals.tasks.get(family)
+    size = f", {n} tasks" if n else ""
+    picked = f" (best of {len(changes)} families)" if len(changes) > 1 else ""
+    return (f"{evals.split}-split eval, step {evals.steps[0]} -> {evals.steps[-1]}: family {family} "
+            f"{first:.2f} -> {last:.2f} ({gain:+.2f}{size}){picked}")
+
+
 def _labels(run_dirs: list[Path]) -> list[str]:
     """Run directory names, with the parent folder added where two runs share a name."""
     names = [d.resolve().name for d in run_dirs]
@@ -175,7 +203,8 @@ def load_steps(run_dir: Path, name: str | None = None) -> RunSteps:
     if not records:
         raise ValueError(f"{run_dir}/log.jsonl: no step lines yet")
     out = RunSteps(name or Path(run_dir).resolve().name)
-    families = sorted({k.split("/")[1] for r in records.values() for k in r.get("sampler", {}) if k.startswith("key/")}
+    families = sorted({k[len("key/"):].rpartition("/")[0] for r in records.values() for k in r.get("sampler", {})
+                       if k.startswith("key/")}
                       | {f for r in records.values() for f in r.get("family_reward", {})}, key=_family_order)
     out.draws = {f: [] for f in families}
     out.p = {f: [] for f in families}
@@ -285,7 +314,8 @@ def build_sampler_figure(steps: RunSteps, evals: RunCurves | None):
     eval_ax.set_title("per-family eval accuracy")
     for ax in (draws_ax, p_ax, reward_ax, eval_ax):
         ax.grid(alpha=0.3)
-    figure.suptitle(f"What the sampler did: {steps.name}")
+    headline = eval_headline(evals) if evals is not None else None
+    figure.suptitle(f"What the sampler did: {steps.name}" + (f"\n{headline}" if headline else ""))
     return figure
 
 
@@ -327,6 +357,9 @@ def summarize(run_dir: Path) -> str:
         parts = [f"{f} {ys[0]:.2f}->{ys[-1]:.2f}" for f, ys in evals.accuracy.items()
                  if ys and ys[0] is not None and ys[-1] is not None]
         lines.append(f"  greedy eval (step {evals.steps[0]} -> {evals.steps[-1]}): " + ", ".join(parts))
+        headline = eval_headline(evals)
+        if headline:
+            lines.append(f"  {headline}")
     return "\n".join(lines)
 
 

@@ -10,7 +10,6 @@ skipped; from a partly bad group the valid rewards are used."""
 
 from __future__ import annotations
 
-import heapq
 import inspect
 import logging
 from collections import deque
@@ -23,6 +22,8 @@ from openenv_prime.prime_rl_adapter.groups import read_group
 from openenv_prime.prime_rl_adapter.pending import PendingGroups
 from openenv_prime.prime_rl_adapter.resume import STATE_VERSION, plan_resume
 from openenv_prime.prime_rl_adapter.workers import worker_index, worker_seed
+from openenv_prime.samplers import flat_key_metrics, most_drawn
+from openenv_prime.samplers.sparse import STORED_KEYS, compact
 
 COUNTERS = (
     "sampled",
@@ -30,6 +31,7 @@ COUNTERS = (
     "updates",
     "errored_groups",
     "empty_groups",
+    "unscored_groups",
     "errored_rollouts",
     "lost_tokens",
     "unknown_task_groups",
@@ -153,13 +155,13 @@ class SamplerCore:
             self._skip("missing_rewards", "missing",
                        f"a trace without any reward (task {key!r}) was left out instead of read as 0",
                        report.missing_rewards)
-        if not report.rewards:
-            self.counts["errored_groups" if report.errored_rollouts else "empty_groups"] += 1
+        if not report.rewards:  # nothing to learn from: every rollout errored, or no reward was usable
+            self.counts["errored_groups" if report.errored_rollouts else "unscored_groups"] += 1
             self.counts["lost_tokens"] += report.lost_cost
             return
         family = self.family_at[position]
-        try:
-            self.inner.update(family, report.rewards, report.costs)
+        try:  # the task itself, so that a sampler keeping evidence per task knows which it was
+            self.inner.update(self.references[position], report.rewards, report.costs)
         except (TypeError, ValueError) as exc:
             self._skip("rejected_groups", "rejected", f"the sampler rejected a group of family {family!r}: {exc}")
             return
@@ -194,14 +196,22 @@ class SamplerCore:
 
     # -- state ------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        """Plain data (pickle- and JSON-safe): the inner sampler, undelivered draws, counters."""
+        """Plain data (pickle- and JSON-safe): the inner sampler, undelivered draws, counters.
+
+        Sparse: only families that hold something are stored (`samplers.sparse`: the inner state's
+        `stored_keys`, with their names and delivered draws), so a family per task costs nothing until
+        it is drawn."""
+        drawn = [slot for slot, draws in enumerate(self.family_draws) if draws]
+        inner = compact(self.inner.state_dict(), also=drawn)
+        stored = inner[STORED_KEYS]
         return {
             "version": STATE_VERSION,
             "family_field": self.config.family_field,
             "num_tasks": len(self.tasks),
-            "families": list(self.families),
-            "family_draws": list(self.family_draws),
-            "inner": self.inner.state_dict(),
+            "num_families": len(self.families),
+            "families": [self.families[slot] for slot in stored],
+            "family_draws": [self.family_draws[slot] for slot in stored],
+            "inner": inner,
             "queue": [self.tasks[position].key for position in self.queue],
             "counts": dict(self.counts),
         }
@@ -245,16 +255,16 @@ class SamplerCore:
         return out
 
     def _top_family_metrics(self, n: int) -> dict[str, float]:
-        if n == 0:
-            return {}
+        """`draw_share` (of the tasks handed out here) and, where the inner sampler estimates one, `p`, of
+        the `n` families handed out most, as `key/<family>/<name>`."""
         draws = self.family_draws
         total = sum(draws)
-        top = heapq.nlargest(n, range(len(draws)), key=draws.__getitem__)
-        success_rate = getattr(self.inner, "success_rate", None)
-        out: dict[str, float] = {}
+        top = most_drawn(draws, n)
+        inner = self.inner.key_metrics([self.families[slot] for slot in top])
+        per_family: dict[str, dict[str, float]] = {}
         for slot in top:
             family = self.families[slot]
-            out[f"key/{family}/draw_share"] = draws[slot] / total if total else 0.0
-            if success_rate is not None:
-                out[f"key/{family}/p"] = float(success_rate(family))
-        return out
+            per_family[family] = {"draw_share": draws[slot] / total if total else 0.0}
+            if "p" in inner[family]:
+                per_family[family]["p"] = inner[family]["p"]
+        return flat_key_metrics(per_family)

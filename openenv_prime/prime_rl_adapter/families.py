@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from openenv_prime.client.families import family_key
 from openenv_prime.samplers.task import Task
 
 # The split name of the inner sampler's task references: their index is the position in the
@@ -16,31 +17,13 @@ from openenv_prime.samplers.task import Task
 SPLIT = "prime-rl"
 
 
-def field_value(data: Any, path: str) -> Any:
-    """`data.a.b` for path "a.b", walking attributes and mapping keys (pydantic extras included)."""
-    value = data
-    for part in path.split("."):
-        if isinstance(value, dict):
-            value = value.get(part)
-        else:
-            value = getattr(value, part, None)
-        if value is None:
-            return None
-    return value
-
-
 def family_of(task: Any, family_field: str | None) -> str:
-    """The task's family as a string; its own `key` when `family_field` is None."""
+    """The task's family by the client's one rule (the value at a dotted path into its data); its own `key` when
+    `family_field` is None, since prime-rl's tasksets rarely have families and a curriculum then learns per task."""
     if family_field is None:
         return str(task.key)
-    value = field_value(task.data, family_field)
-    if value is None:
-        raise ValueError(
-            f"task {task.key!r} has no value at task data field {family_field!r}; set "
-            f"kwargs.family_field to a field every task has (e.g. 'family', 'spec.tier'), "
-            f"or to '' to make each task its own family"
-        )
-    return str(value)
+    return family_key(task.data, family_field, task=f"task {task.key!r}", setting="kwargs.family_field",
+                      otherwise="'' to make each task its own family")
 
 
 def sampler_tasks(tasks: Sequence[Any], family_field: str | None) -> list[Task]:

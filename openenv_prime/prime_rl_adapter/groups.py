@@ -30,7 +30,7 @@ class GroupReport:
     missing_rewards: int = 0
     """Trained-on traces with no reward entry at all (left out, not read as 0)."""
     unsampled_traces: int = 0
-    """Clean trainable traces without a sampled token: prime-rl does not train on them either."""
+    """Clean trainable traces with a finite reward but no sampled token: prime-rl does not train on them either."""
 
 
 def trace_tokens(trace: Any, cost: str) -> int:
@@ -89,16 +89,16 @@ def read_group(
                 errored_rollouts += 1
                 unrewarded_cost += tokens
                 continue
-            if not has_sampled_tokens(trace):
-                unsampled += 1
-                unrewarded_cost += tokens
-                continue
             reward = trace_reward(trace)
-            if reward is None or not math.isfinite(reward):
+            if reward is None or not math.isfinite(reward):  # a broken reward is counted, sampled tokens or not
                 if reward is None:
                     missing += 1
                 else:
                     nonfinite += 1
+                unrewarded_cost += tokens
+                continue
+            if not has_sampled_tokens(trace):
+                unsampled += 1
                 unrewarded_cost += tokens
                 continue
             rewards.append(reward)

@@ -16,7 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-STATE_VERSION = 2
+from openenv_prime.samplers.sparse import STORED_KEYS, expand
+
+STATE_VERSION = 3
+"""3: sparse, only the families that hold something (`samplers.sparse`); 2: every family; 1: no family
+names. Checkpoints of each version load; plans are made on the dense form of version 2."""
+_DENSE = 2
 
 # Sections of an inner state that are not per-family statistics: never carried by family. The
 # shuffle cycles refer to task positions, which move when the pool changes, so they restart.
@@ -67,17 +72,18 @@ def _check_envelope(state: Any, counters: Sequence[str]) -> None:
     """Types and shapes of the adapter's own fields; the inner state is checked by its sampler."""
     if not isinstance(state, dict):
         _fail(f"expected the dict from state_dict(), got {type(state).__name__}")
-    if state.get("version") != STATE_VERSION:
-        _fail(f"version {state.get('version')!r} is not supported (this adapter reads {STATE_VERSION})")
+    if state.get("version") != _DENSE:
+        _fail(f"version {state.get('version')!r} is not supported (this adapter reads versions 1 to {STATE_VERSION})")
     if not isinstance(state.get("family_field"), (str, type(None))):
         _fail("family_field must be a string or None")
     num_tasks = state.get("num_tasks")
     if isinstance(num_tasks, bool) or not isinstance(num_tasks, int) or num_tasks < 1:
         _fail(f"num_tasks must be an int >= 1, got {num_tasks!r}")
     families = state.get("families")
-    if not isinstance(families, list) or not all(isinstance(name, str) for name in families):
+    if not isinstance(families, list) or not all(isinstance(name, (str, type(None))) for name in families):
         _fail("families must be a list of family names")
-    if len(set(families)) != len(families):
+    names = [name for name in families if name is not None]
+    if len(set(names)) != len(names):
         _fail("families holds a name twice")
     draws = state.get("family_draws")
     if not isinstance(draws, list) or len(draws) != len(families) or not all(_count(value) for value in draws):
@@ -117,6 +123,8 @@ def plan_resume(
     `task_keys` this run's task keys in taskset order. Raises ValueError naming the problem."""
     if isinstance(state, dict) and state.get("version") == 1:
         state = _from_version_1(state, template, families)
+    elif isinstance(state, dict) and state.get("version") == STATE_VERSION:
+        state = _dense(state)
     _check_envelope(state, counters)
     saved_inner = state["inner"]
     saved_families = state["families"]
@@ -149,11 +157,11 @@ def plan_resume(
         plan.inner = dict(saved_inner, config=template["config"])
         plan.family_draws = list(state["family_draws"])
         return plan
-    old_slot = {name: slot for slot, name in enumerate(saved_families)}
+    old_slot = {name: slot for slot, name in enumerate(saved_families) if name is not None}
     plan.new_families = [name for name in families if name not in old_slot]
     kept = set(families)
-    plan.dropped_families = [name for name in saved_families if name not in kept]
-    plan.inner = _by_family(saved_inner, template, old_slot, families, keep_rng=same_sampler)
+    plan.dropped_families = [name for name in saved_families if name is not None and name not in kept]
+    plan.inner = _by_family(saved_inner, template, old_slot, len(saved_families), families, keep_rng=same_sampler)
     plan.family_draws = [state["family_draws"][old_slot[name]] if name in old_slot else 0 for name in families]
     return plan
 
@@ -182,11 +190,43 @@ def _from_version_1(state: dict[str, Any], template: dict[str, Any], families: S
     draws = inner.get("stats", {}).get("draws")
     return {
         **state,
-        "version": STATE_VERSION,
+        "version": _DENSE,
         "inner": inner,
         "families": list(families),
         "family_draws": list(draws) if isinstance(draws, list) else [0] * len(families),
     }
+
+
+def _dense(state: dict[str, Any]) -> dict[str, Any]:
+    """A sparse checkpoint as the dense form: a family it did not store held nothing (its name
+    unknown: None, which only a changed pool would need, and then it starts from the prior anyway)."""
+    inner = state.get("inner")
+    if not isinstance(inner, dict) or not isinstance(inner.get("pool"), dict):
+        _fail("inner must be the inner sampler's state dict, with its pool")
+    try:
+        dense_inner = expand(inner)
+    except ValueError as exc:
+        _fail(f"inner: {exc}")
+    stored = inner.get(STORED_KEYS)
+    if not isinstance(stored, list):
+        _fail(f"inner must be a sparse inner state, with {STORED_KEYS}")
+    count = state.get("num_families")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        _fail(f"num_families must be an int >= 1, got {count!r}")
+    if inner["pool"].get("num_keys") != count:
+        _fail(f"inner state has {inner['pool'].get('num_keys')!r} keys but num_families is {count}")
+    families, draws = state.get("families"), state.get("family_draws")
+    for name, value in (("families", families), ("family_draws", draws)):
+        if not isinstance(value, list) or len(value) != len(stored):
+            _fail(f"{name} must be a list of {len(stored)} entries, one per stored family (inner.{STORED_KEYS})")
+    dense_families: list[Any] = [None] * count
+    dense_draws: list[Any] = [0] * count
+    for slot, name, drawn in zip(stored, families, draws):
+        if name is None:
+            _fail(f"families holds None for stored family slot {slot}")
+        dense_families[slot] = name
+        dense_draws[slot] = drawn
+    return {**state, "version": _DENSE, "inner": dense_inner, "families": dense_families, "family_draws": dense_draws}
 
 
 def _changed(old: Any, new: Any) -> dict[str, tuple[Any, Any]]:
@@ -203,12 +243,13 @@ def _by_family(
     saved: dict[str, Any],
     template: dict[str, Any],
     old_slot: dict[str, int],
+    old_k: int,
     families: Sequence[str],
     *,
     keep_rng: bool,
 ) -> dict[str, Any]:
-    """The template with every per-family list of the saved state moved to the new family order."""
-    old_k = len(old_slot)
+    """The template with every per-family list of the saved state (`old_k` families, those named in
+    `old_slot` carried) moved to the new family order."""
     new_k = len(families)
     out = copy.deepcopy(template)
     if keep_rng and "rng" in saved:

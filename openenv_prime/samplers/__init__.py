@@ -8,6 +8,7 @@
 
 from openenv_prime.samplers.base import TaskSampler
 from openenv_prime.samplers.curriculum import CurriculumSampler
+from openenv_prime.samplers.keymetrics import flat_key_metrics, most_drawn
 from openenv_prime.samplers.merge import merge_state_dicts
 from openenv_prime.samplers.pool import TaskPool
 from openenv_prime.samplers.registry import SAMPLERS, make_sampler
@@ -26,7 +27,9 @@ __all__ = [
     "TaskPool",
     "TaskSampler",
     "UniformSampler",
+    "flat_key_metrics",
     "make_sampler",
     "merge_state_dicts",
+    "most_drawn",
     "upgrade_state_dict",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Iterable, Protocol, Sequence, runtime_checkable
 
 from openenv_prime.samplers.task import Task
 
@@ -22,4 +22,7 @@ class TaskSampler(Protocol):
         """Restore a state from ``state_dict``; continuing gives the draws an uninterrupted run would give."""
 
     def metrics(self) -> dict[str, float]:
-        """Flat numbers, names with ``/``."""
+        """Flat numbers, names with ``/`` (per-key ones as ``key/<key>/<name>``)."""
+
+    def key_metrics(self, keys: Iterable[str] | None = None, *, top: int | None = None) -> dict[str, dict[str, float]]:
+        """Per-key metrics as ``{key: {name: value}}``: for ``keys``, the ``top`` most drawn, or all."""

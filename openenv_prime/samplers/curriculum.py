@@ -5,16 +5,21 @@ Per key, decayed success and failure counts start from a Beta(1,1) prior (s = f 
 and the prior fade. With ``p = s/(s+f)`` and group size G, the signal ``1 - p^G - (1-p)^G`` is the
 probability that G binary rewards are not all equal.
 
-The default, ``signal="headroom"``, weighs ``signal * min(1, 2(1-p)) + epsilon``: a key past p = 0.5
-counts in proportion to the failures it has left to fix. The signal alone is symmetric in p and 1-p,
-so many nearly solved keys (p ~ 0.97: signal 0.22 at G=8) keep pulling a large share of late draws
-from the keys still to learn; with headroom that key weighs 0.013, a key at p = 0.75 0.45, at 0.9
-0.11, and below 0.5 nothing changes (the suite in benchmarks/worlds/ chose this; docs/samplers.md).
-``signal="binary"`` is the RFC's rule, ``signal + epsilon``. ``signal="variance"`` (graded rewards)
-keeps a decayed share of groups whose reward spread exceeds ``tolerance``, with the same Beta(1,1)
-prior, and weighs ``share + epsilon``; it also follows spread that is only format noise, which the
-default, thresholding rewards at ``success_threshold``, never does. ``epsilon`` (default 0.005 for
-headroom, 0.02 otherwise, as the RFC had it) is the floor that keeps every key drawn.
+The default, ``signal="frontier"``, weighs ``signal * min(1, 2(1-p))^2 + epsilon``: a key past p = 0.5
+counts in proportion to the square of the failures it has left to fix, so draws gather at the frontier
+of what the policy can nearly do (at G=8: p = 0.75 weighs 0.23, 0.9 weighs 0.023, 0.97 weighs 0.0008;
+below 0.5 nothing changes). ``signal="headroom"`` (the default before) uses the first power, and
+``signal="binary"`` is the RFC's rule, ``signal + epsilon``: the signal alone is symmetric in p and 1-p,
+so many nearly solved keys (p ~ 0.97: signal 0.22 at G=8) keep pulling a large share of late draws from
+the keys still to learn. ``signal="variance"`` (graded rewards) keeps a decayed share of groups whose
+reward spread exceeds ``tolerance``, with the same Beta(1,1) prior, and weighs ``share + epsilon``; it
+also follows spread that is only format noise, which thresholding rewards at ``success_threshold``
+never does. ``epsilon`` (default 0.005 for frontier and headroom, 0.02 otherwise, as the RFC had it) is
+the floor that keeps every key drawn. The suite in benchmarks/worlds/ chose these (docs/samplers.md).
+
+Within a key, ``within="signal"`` (the default with frontier) draws the key's shuffle cycle thinned by
+each task's own evidence, which ``update(task, ...)`` reports (``taskevidence.py``): tasks of a tier
+that are always or never solved are skipped in proportion; ``within="cycle"`` takes every task in turn.
 In every mode the metric ``observed_signal`` counts groups whose rewards differ by more than
 ``tolerance`` (what GRPO sees), beside ``predicted_signal``, the estimate at draw time.
 
@@ -36,11 +41,16 @@ from openenv_prime.samplers.rngstate import rng_to_json
 from openenv_prime.samplers.statecheck import parse_list, section
 from openenv_prime.samplers.sumtree import SumTree
 from openenv_prime.samplers.task import Task
+from openenv_prime.samplers.taskevidence import MAX_PROPOSALS, TaskEvidence
 
-SIGNAL_MODES = ("headroom", "binary", "variance")
-# The weight floor when none is given: headroom leaves more keys near zero, so a smaller floor keeps
-# dead and solved keys from taking a large share of draws once most keys are learned.
-DEFAULT_EPSILON = {"headroom": 0.005, "binary": 0.02, "variance": 0.02}
+SIGNAL_MODES = ("frontier", "headroom", "binary", "variance")
+# The weight floor when none is given: frontier and headroom leave more keys near zero, so a smaller
+# floor keeps dead and solved keys from taking a large share of draws once most keys are learned.
+DEFAULT_EPSILON = {"frontier": 0.005, "headroom": 0.005, "binary": 0.02, "variance": 0.02}
+# The power of min(1, 2(1-p)) on the signal, per mode (0: none).
+HEADROOM_POWER = {"frontier": 2, "headroom": 1, "binary": 0, "variance": 0}
+WITHIN_MODES = ("signal", "cycle")
+DEFAULT_WITHIN = {"frontier": "signal", "headroom": "cycle", "binary": "cycle", "variance": "cycle"}
 # Per-key learning state saved in state_dict["curriculum"], aligned with the pool's keys.
 _EVIDENCE = ("successes", "failures", "spread", "flat", "predicted_sum")
 # The per-key lists a state's history digest covers (stats, then curriculum), as merge.py parses them too.
@@ -48,6 +58,9 @@ HISTORY_COLUMNS = (*INT_STATS, *FLOAT_STATS, "updates", *_EVIDENCE)
 
 
 class CurriculumSampler(PooledSampler):
+    # Settings that states saved before they existed held implicitly: such states load as saved with these.
+    LEGACY_CONFIG = {"within": "cycle"}
+
     def __init__(
         self,
         tasks: Iterable[Task] | TaskPool,
@@ -55,9 +68,10 @@ class CurriculumSampler(PooledSampler):
         gamma: float = 0.9,
         epsilon: float | None = None,
         success_threshold: float = 1.0,
-        signal: str = "headroom",
+        signal: str = "frontier",
         tolerance: float = DEFAULT_TOLERANCE,
         seed: int = 0,
+        within: str | None = None,
     ) -> None:
         if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 2:
             raise ValueError(f"group_size must be an int >= 2 (GRPO needs 2 rollouts to compare), got {group_size!r}")
@@ -69,6 +83,15 @@ class CurriculumSampler(PooledSampler):
             raise ValueError(f"signal must be one of {SIGNAL_MODES}, got {signal!r}")
         if epsilon is None:
             epsilon = DEFAULT_EPSILON[signal]
+        if within is None:
+            within = DEFAULT_WITHIN[signal]
+        if within not in WITHIN_MODES:
+            raise ValueError(f"within must be one of {WITHIN_MODES}, got {within!r}")
+        if within == "signal" and signal == "variance":
+            raise ValueError(
+                "within='signal' thins a key's tasks by their success rates, which signal='variance' does not "
+                "estimate; use within='cycle' with it"
+            )
         if not _is_number(epsilon) or not 0.0 < epsilon < math.inf:
             raise ValueError(f"epsilon must be a finite number > 0 (the floor that keeps every key drawn), got {epsilon!r}")
         if not _is_number(tolerance) or not 0.0 <= tolerance < math.inf:
@@ -79,6 +102,8 @@ class CurriculumSampler(PooledSampler):
         self.epsilon = float(epsilon)
         self.success_threshold = float(success_threshold)
         self.signal = signal
+        self.within = within
+        self._power = HEADROOM_POWER[signal]
         self._tolerance = float(tolerance)
         k = len(self.pool.keys)
         self._updates = [0] * k
@@ -88,6 +113,7 @@ class CurriculumSampler(PooledSampler):
         self._flat = [0.0] * k
         self._predicted_sum = [0.0] * k
         self._cycles = KeyCycles(self.pool)
+        self._task_evidence = TaskEvidence()
         self._lineage: list[str] = []  # digests of the shared states this history forked from (lineage.py)
         self._loaded_digest: str | None = None  # of the state last loaded; in memory only
         self._after_load()
@@ -115,30 +141,62 @@ class CurriculumSampler(PooledSampler):
     def _estimate(self, slot: int) -> float:
         """The key's predicted chance that its next group has signal."""
         if self.signal != "variance":
-            p = self._p(slot)
-            g = self.group_size
-            return max(0.0, 1.0 - p**g - (1.0 - p) ** g)
+            return self._group_signal(self._p(slot))
         prior = self.gamma ** self._updates[slot]
         hit = prior + self._spread[slot]
         return hit / (hit + prior + self._flat[slot])
 
+    def _group_signal(self, p: float) -> float:
+        """The chance that a group of G rollouts at success rate p is not all equal."""
+        g = self.group_size
+        return max(0.0, 1.0 - p**g - (1.0 - p) ** g)
+
+    def _headroom(self, p: float) -> float:
+        """min(1, 2(1-p)) to the mode's power: what discounts a nearly solved key (or task)."""
+        return min(1.0, 2.0 * (1.0 - p)) ** self._power if self._power else 1.0
+
     def _weight(self, slot: int, estimate: float) -> float:
         """The key's sampling weight, from its predicted signal (see the module docstring)."""
-        if self.signal == "headroom":
-            estimate *= min(1.0, 2.0 * (1.0 - self._p(slot)))
+        if self._power:
+            estimate *= self._headroom(self._p(slot))
         return estimate + self.epsilon
+
+    def _task_weight(self, p: float) -> float:
+        """The weight of a success rate without the floor: what thins a key's tasks (taskevidence.py)."""
+        return self._group_signal(p) * self._headroom(p)
 
     # -- hooks ----------------------------------------------------------------------------------
     def _draw(self) -> int:
         tree = self._tree
         slot = tree.find(self._rng.random() * tree.total)
+        # The key's estimate: a task's own is read after its record made it look promising, so it would be
+        # biased upward (the winner's curse); the key's is not (docs/samplers.md, pred/obs).
         self._predicted_sum[slot] += self._signal_now[slot]
-        return self._cycles.next(slot, self._rng)
+        position = self._cycles.next(slot, self._rng)
+        return self._thinned(slot, position) if self._task_evidence else position
 
-    def _learn(self, slot: int, rewards: tuple[float, ...], signal: bool) -> None:
+    def _thinned(self, slot: int, position: int) -> int:
+        """The key's next task in its cycle, skipping tasks in proportion to how much less promising their
+        own evidence makes them than the key (taskevidence.py)."""
+        evidence = self._task_evidence
+        p_key = self._p(slot)
+        w_key = self._task_weight(p_key)
+        for proposal in range(1, MAX_PROPOSALS + 1):
+            p = evidence.estimate(position, p_key)
+            if p is None:
+                return position
+            w = self._task_weight(p)
+            if w >= w_key or proposal == MAX_PROPOSALS or self._rng.random() * w_key < w:
+                return position
+            position = self._cycles.next(slot, self._rng)
+        raise AssertionError("unreachable: the last proposal is always kept")
+
+    def _learn(self, slot: int, rewards: tuple[float, ...], signal: bool, position: int | None) -> None:
         g = self.gamma
         threshold = self.success_threshold
         successes = sum(1 for r in rewards if r >= threshold)
+        if position is not None and self.within == "signal" and len(self.pool.members[slot]) > 1:
+            self._task_evidence.add(position, successes, len(rewards) - successes, g)
         self._updates[slot] += 1
         self._successes[slot] = g * self._successes[slot] + successes
         self._failures[slot] = g * self._failures[slot] + (len(rewards) - successes)
@@ -165,13 +223,17 @@ class CurriculumSampler(PooledSampler):
             "success_threshold": self.success_threshold,
             "signal": self.signal,
             "tolerance": self._tolerance,
+            "within": self.within,
         }
 
     def _export(self) -> dict[str, Any]:
         learned: dict[str, Any] = {"updates": list(self._updates)}
         for name in _EVIDENCE:
             learned[name] = list(getattr(self, "_" + name))
-        return {"curriculum": learned, "cycles": self._cycles.to_json(), "lineage": list(self._lineage)}
+        out = {"curriculum": learned, "cycles": self._cycles.to_json(), "lineage": list(self._lineage)}
+        if self.within == "signal":
+            out["task_evidence"] = self._task_evidence.to_json()
+        return out
 
     def _import(self, state: dict[str, Any]) -> dict[str, Any]:
         learned = section(state, "curriculum")
@@ -190,6 +252,12 @@ class CurriculumSampler(PooledSampler):
                     )
         values["_cycles"] = KeyCycles.from_json(state.get("cycles"), self.pool)
         values["_lineage"] = parse_lineage(state.get("lineage"))
+        if self.within == "signal":
+            values["_task_evidence"] = TaskEvidence.from_json(state.get("task_evidence", []), self.pool, self._key_of_task)
+        elif state.get("task_evidence"):
+            raise ValueError("state_dict field task_evidence holds per-task evidence, which within='cycle' does not keep")
+        else:
+            values["_task_evidence"] = TaskEvidence()
         return values
 
     def _note_load(self) -> None:
@@ -208,6 +276,8 @@ class CurriculumSampler(PooledSampler):
 
     def _digest(self) -> str:
         columns = {name: getattr(self, "_" + name) for name in HISTORY_COLUMNS}
+        if self._task_evidence:
+            columns["task_evidence"] = self._task_evidence.to_json()
         return history_digest(columns, rng_to_json(self._rng), self._lineage)
 
     def _total_metrics(self) -> dict[str, float]:

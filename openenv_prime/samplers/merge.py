@@ -17,8 +17,11 @@ counts; the ``base``'s evidence decays by gamma**(all updates since it), update 
 - where each worker's groups of a key all had the same outcome, the merged state is the reference's;
 - in general p (and the variance share) differ from the reference's by at most the largest range of
   one worker's per-group success fractions on that key: the information a decayed sum lacks.
-Draws, episodes, groups, costs and the sum of predicted signal add. Sums use ``math.fsum`` and
-workers are taken in canonical order, so the result does not depend on the order of ``states``.
+Draws, episodes, groups, costs and the sum of predicted signal add. Per-task evidence
+(``taskevidence.py``) merges the same way task by task: each task's groups evenly interleaved over the
+workers that reported it, a task a worker did not report holding the base's entry there. Sums use
+``math.fsum`` and workers are taken in canonical order, so the result does not depend on the order of
+``states``.
 
 **Shared history is checked, not trusted** (``lineage.py``). A worker that loads a shared state must
 ``reseed`` (or all workers draw the same tasks), and reseeding records the digest of the state it
@@ -34,13 +37,14 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from openenv_prime.samplers.curriculum import _EVIDENCE, HISTORY_COLUMNS
 from openenv_prime.samplers.lineage import extended, history_digest, parse_lineage
 from openenv_prime.samplers.pooled import FLOAT_STATS, INT_STATS, _without_seed
 from openenv_prime.samplers.rngstate import rng_from_json, rng_to_json
-from openenv_prime.samplers.statecheck import STATE_VERSION, parse_list, section
+from openenv_prime.samplers.sparse import expand
+from openenv_prime.samplers.statecheck import STATE_VERSION, parse_amount, parse_count, parse_list, section
 
 _DECAYED = ("successes", "failures", "spread", "flat")  # s <- gamma*s + x on each update of the key
 _SUMMED = ("predicted_sum",)  # plain sums
@@ -57,9 +61,10 @@ def merge_state_dicts(states: Sequence[dict[str, Any]], base: dict[str, Any] | N
     """
     import copy  # only merging needs it; keeps `import openenv_prime.samplers` light
 
+    states = [expand(state) for state in states]  # compact states (sparse.py) merge as their dense form
+    base = expand(base)
     if _UNMERGEABLE:
         raise ValueError(f"merge_state_dicts does not know how to combine curriculum fields {_UNMERGEABLE}")
-    states = list(states)
     if not states:
         raise ValueError("merge_state_dicts needs at least one state")
     for i, state in enumerate(states):
@@ -69,7 +74,10 @@ def merge_state_dicts(states: Sequence[dict[str, Any]], base: dict[str, Any] | N
     k = int(states[0]["pool"]["num_keys"])
     parsed = [_parse(state, k, f"states[{i}]") for i, state in enumerate(states)]
     start = _parse(base, k, "base") if base is not None else None
-    _check_lineage(parsed, start)
+    # One worker that loaded base without reseeding has no fork to record: its state is the merge.
+    alone = len(parsed) == 1 and start is not None and start["digest"] not in parsed[0]["lineage"]
+    if not alone:
+        _check_lineage(parsed, start)
     start_columns = start["columns"] if start is not None else _fresh(k)
     gamma = float(states[0]["config"]["gamma"])
     order = _by_digest(parsed)
@@ -93,23 +101,60 @@ def merge_state_dicts(states: Sequence[dict[str, Any]], base: dict[str, Any] | N
             out[name].append(math.fsum([start_columns[name][j]] + [p[name][j] - start_columns[name][j] for p in ranked]))
         scale = _rescaling(added, gamma)
         for name in _DECAYED:
-            b = start_columns[name][j]
-            parts = [gamma ** sum(added) * b]
-            for i, (p, n, c) in enumerate(zip(ranked, added, scale)):
-                own = p[name][j] - gamma**n * b
-                if own < -_SLACK * (1.0 + b):
-                    raise ValueError(
-                        f"states[{order[i]}] holds less curriculum.{name} for key {j} than base decayed by its "
-                        f"{n} updates: it did not grow from this base; pass the state those workers started from"
-                    )
-                parts.append(c * max(own, 0.0))
-            out[name].append(math.fsum(parts))
+            values = [p[name][j] for p in ranked]
+            where = lambda i, name=name, j=j: f"states[{order[i]}] holds less curriculum.{name} for key {j}"  # noqa: E731
+            out[name].append(_merged_decayed(start_columns[name][j], values, added, scale, gamma, where))
     for name in (*INT_STATS, *FLOAT_STATS):
         merged["stats"][name] = out[name]
     for name in ("updates", *_EVIDENCE):
         merged["curriculum"][name] = out[name]
+    if alone:  # the checks above found it grew from base
+        return copy.deepcopy(states[0])
+    if "task_evidence" in merged:
+        start_tasks = start["tasks"] if start is not None else {}
+        merged["task_evidence"] = _merged_tasks(start_tasks, [parsed[i]["tasks"] for i in order], order, gamma)
     merged["lineage"] = extended(start["lineage"], start["digest"]) if start is not None else []
     return merged
+
+
+def _merged_decayed(b: float, values: list[float], added: list[int], scale: list[float], gamma: float,
+                    where: Callable[[int], str]) -> float:
+    """One decayed sum (s <- gamma*s + x per update) of the reference interleaving: the base's value ``b``
+    decayed by every update since, plus each worker's own part (its value less the base decayed by its
+    ``added`` updates) rescaled by ``scale``. ``where(i)`` names worker i's value in the error."""
+    parts = [gamma ** sum(added) * b]
+    for i, (value, n, c) in enumerate(zip(values, added, scale)):
+        own = value - gamma**n * b
+        if own < -_SLACK * (1.0 + b):
+            raise ValueError(
+                f"{where(i)} than base decayed by its {n} updates: it did not grow from this base; pass the "
+                f"state those workers started from"
+            )
+        parts.append(c * max(own, 0.0))
+    return math.fsum(parts)
+
+
+def _merged_tasks(start: dict[int, list], workers: list[dict[int, list]], order: list[int], gamma: float) -> list[list]:
+    """The per-task evidence (taskevidence.py) merged as the keys' is, task by task: a task a worker did
+    not report holds the base's entry there."""
+    out = []
+    for position in sorted(set(start).union(*workers)):
+        n0, s0, f0 = start.get(position, (0, 0.0, 0.0))
+        entries = [w.get(position, (n0, s0, f0)) for w in workers]
+        added = [entry[0] - n0 for entry in entries]
+        for i, n in zip(order, added):
+            if n < 0:
+                raise ValueError(
+                    f"states[{i}] has fewer updates of task {position} than base: pass as base the state those "
+                    f"workers started from"
+                )
+        scale = _rescaling(added, gamma)
+        merged = [n0 + sum(added)]
+        for column, b in ((1, s0), (2, f0)):
+            where = lambda i, position=position: f"states[{order[i]}] holds less task_evidence for task {position}"  # noqa: E731
+            merged.append(_merged_decayed(b, [entry[column] for entry in entries], added, scale, gamma, where))
+        out.append([position, *merged])
+    return out
 
 
 def canonical_order(states: Sequence[dict[str, Any]]) -> list[int]:
@@ -169,9 +214,10 @@ def _check_lineage(parsed: list[dict[str, Any]], start: dict[str, Any] | None) -
             lineage = lineage[lineage.index(start["digest"]) + 1 :]
         elif start is not None and any(map(any, start["columns"].values())):  # a fresh base holds nothing to recount
             raise ValueError(
-                f"states[{i}] does not descend from base: its history never loaded that state (lineage "
-                f"{lineage}, base {start['digest']}); pass as base the state all the workers loaded, and have "
-                f"each worker call reseed(its_seed) after loading it"
+                f"states[{i}] does not descend from base by its record (lineage {lineage}, base {start['digest']}): "
+                f"a worker records the state it started from only when it calls reseed(its_seed) after loading "
+                f"it, so call reseed() in each worker after load_state_dict(base) (without it the workers also "
+                f"draw the same tasks); otherwise pass as base the state the workers did load"
             )
         for digest in lineage:
             other = loaded_by.setdefault(digest, i)
@@ -198,7 +244,8 @@ def _check_same_run(state: Any, reference: dict[str, Any], what: str) -> None:
 
 
 def _parse(state: dict[str, Any], k: int, what: str) -> dict[str, Any]:
-    """The per-key columns (as a loading sampler parses them), the lineage and the history digest."""
+    """The per-key columns (as a loading sampler parses them), the per-task evidence, the lineage and the
+    history digest."""
     try:
         stats, learned = section(state, "stats"), section(state, "curriculum")
         columns = {name: parse_list(stats.get(name), f"stats.{name}", k, int) for name in INT_STATS}
@@ -207,12 +254,33 @@ def _parse(state: dict[str, Any], k: int, what: str) -> dict[str, Any]:
         columns["updates"] = parse_list(learned.get("updates"), "curriculum.updates", k, int)
         for name in _EVIDENCE:
             columns[name] = parse_list(learned.get(name), f"curriculum.{name}", k, float)
+        tasks = _parse_tasks(state.get("task_evidence", []))
         rng = rng_to_json(rng_from_json(state.get("rng")))
         lineage = parse_lineage(state.get("lineage"))
     except ValueError as exc:
         raise ValueError(f"{what}: {exc}") from None
     columns = {name: columns[name] for name in HISTORY_COLUMNS}
-    return {"columns": columns, "lineage": lineage, "digest": history_digest(columns, rng, lineage)}
+    if tasks:  # as CurriculumSampler._digest covers it
+        columns["task_evidence"] = [[position, *tasks[position]] for position in sorted(tasks)]
+    return {"columns": columns, "tasks": tasks, "lineage": lineage, "digest": history_digest(columns, rng, lineage)}
+
+
+def _parse_tasks(data: Any) -> dict[int, list]:
+    """``task_evidence`` entries by position, each field checked as a loading sampler checks it (the pool's
+    own checks run when the merged state is loaded)."""
+    if not isinstance(data, list):
+        raise ValueError(f"state_dict field task_evidence must be a list, got {type(data).__name__}")
+    out: dict[int, list] = {}
+    for n, entry in enumerate(data):
+        name = f"task_evidence[{n}]"
+        if not isinstance(entry, list) or len(entry) != 4:
+            raise ValueError(f"state_dict field {name} must be [position, updates, successes, failures], got {entry!r}")
+        position = parse_count(entry[0], name + "[0] (position)")
+        if position in out:
+            raise ValueError(f"state_dict field {name} repeats task {position}")
+        out[position] = [parse_count(entry[1], name + "[1] (updates)"), parse_amount(entry[2], name + "[2] (successes)"),
+                         parse_amount(entry[3], name + "[3] (failures)")]
+    return out
 
 
 def _fresh(k: int) -> dict[str, list]:

@@ -15,7 +15,7 @@ class TaskPool:
     so a state saved on one pool is refused by a sampler built on another.
     """
 
-    __slots__ = ("tasks", "keys", "key_index", "members", "fingerprint")
+    __slots__ = ("tasks", "keys", "key_index", "members", "fingerprint", "_positions")
 
     def __init__(self, tasks: Iterable[Task]) -> None:
         import hashlib  # here, not at module level: it loads OpenSSL, a third of the package's import time
@@ -51,6 +51,7 @@ class TaskPool:
         self.key_index = key_index
         self.members = tuple(tuple(m) for m in members)
         self.fingerprint = digest.hexdigest()
+        self._positions = seen  # (split, index) -> position
 
     def __len__(self) -> int:
         return len(self.tasks)
@@ -63,3 +64,16 @@ class TaskPool:
             shown = ", ".join(repr(k) for k in self.keys[:10]) + (", ..." if len(self.keys) > 10 else "")
             raise KeyError(f"unknown key {key!r}{hint}; this pool's keys are {shown}")
         return slot
+
+    def position_of(self, task: object) -> int:
+        """The position of ``task`` in the pool, or a clear error (a task of another pool, or one whose key
+        differs from the pool's task at that split and index)."""
+        position = self._positions.get((task.split, task.index)) if isinstance(task, Task) else None
+        if position is None:
+            raise KeyError(f"{task!r} is not a task of this pool; report groups of the pool's own tasks (or their keys)")
+        if self.tasks[position].key != task.key:
+            raise KeyError(
+                f"{task!r} has key {task.key!r}, but this pool's task (split={task.split!r}, index={task.index}) "
+                f"has key {self.tasks[position].key!r}"
+            )
+        return position

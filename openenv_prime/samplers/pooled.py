@@ -15,8 +15,10 @@ import math
 import random
 from typing import Any, Iterable, Sequence
 
+from openenv_prime.samplers.keymetrics import flat_key_metrics, most_drawn
 from openenv_prime.samplers.pool import TaskPool
 from openenv_prime.samplers.rngstate import rng_from_json, rng_to_json
+from openenv_prime.samplers.sparse import expand
 from openenv_prime.samplers.statecheck import STATE_VERSION, parse_list, section
 from openenv_prime.samplers.task import Task
 from openenv_prime.samplers.validation import check_count, check_group, has_spread
@@ -28,6 +30,9 @@ FLOAT_STATS = ("cost",)
 
 class PooledSampler:
     """Base of the samplers: a fixed task pool, per-key group accounting, JSON state with RNG."""
+
+    # Settings that states saved before they existed held implicitly (``check_envelope``).
+    LEGACY_CONFIG: dict[str, Any] = {}
 
     def __init__(self, tasks: Iterable[Task] | TaskPool, *, seed: int = 0) -> None:
         self.pool = tasks if isinstance(tasks, TaskPool) else TaskPool(tasks)
@@ -60,13 +65,20 @@ class PooledSampler:
             out.append(tasks[position])
         return out
 
-    def update(self, key: str, rewards: Sequence[float], costs: Sequence[float] | None = None) -> None:
+    def update(self, key: str | Task, rewards: Sequence[float], costs: Sequence[float] | None = None) -> None:
+        """Report one scored group of ``key``, or of a task of this pool (``update(task, ...)``, which also
+        tells samplers that keep evidence per task which task it was)."""
+        position = None
         slot = self.pool.key_index.get(key) if type(key) is str else None
         if slot is None:
-            slot = self.pool.slot_of(key)  # raises the error that names the key
+            if isinstance(key, Task):
+                position = self.pool.position_of(key)  # raises the error that names the task
+                slot = self._key_of_task[position]
+            else:
+                slot = self.pool.slot_of(key)  # raises the error that names the key
         rewards_t, costs_t = check_group(rewards, costs)
         signal = has_spread(rewards_t, self._tolerance)
-        self._learn(slot, rewards_t, signal)
+        self._learn(slot, rewards_t, signal, position)
         self._episodes[slot] += len(rewards_t)
         self._groups[slot] += 1
         self._groups_with_signal[slot] += signal
@@ -92,8 +104,10 @@ class PooledSampler:
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Load a ``state_dict()`` whole, or raise (ValueError naming the field) and change nothing."""
-        check_envelope(state, type(self).__name__, self.pool, self._config())
+        """Load a ``state_dict()`` (or its ``sparse.compact`` form) whole, or raise (ValueError naming
+        the field) and change nothing."""
+        state = expand(state)
+        check_envelope(state, type(self).__name__, self.pool, self._config(), self.LEGACY_CONFIG)
         values = {"_rng": rng_from_json(state.get("rng"))}
         stats = section(state, "stats")
         k = len(self.pool.keys)
@@ -122,14 +136,14 @@ class PooledSampler:
         self._rng = random.Random(seed)
 
     def metrics(self, *, per_key: bool = True) -> dict[str, float]:
-        """Totals, and (unless ``per_key=False``) ``key/<key>/<name>`` for every key."""
+        """Totals, and (unless ``per_key=False``) every key's ``key_metrics`` under the flat names
+        ``key/<key>/<name>``: what a framework that logs flat names gets."""
         episodes = sum(self._episodes)
         groups = sum(self._groups)
         with_signal = sum(self._groups_with_signal)
         cost = math.fsum(self._cost)
-        draws = sum(self._draws)
         out: dict[str, float] = {
-            "draws": float(draws),
+            "draws": float(sum(self._draws)),
             "episodes": float(episodes),
             "cost": cost,
             "groups": float(groups),
@@ -140,23 +154,40 @@ class PooledSampler:
         }
         out.update(self._total_metrics())
         if per_key:
-            for slot, key in enumerate(self.pool.keys):
-                prefix = f"key/{key}/"
-                out[prefix + "draw_share"] = self._draws[slot] / draws if draws else 0.0
-                out[prefix + "episodes"] = float(self._episodes[slot])
-                out[prefix + "cost"] = self._cost[slot]
-                g = self._groups[slot]
-                out[prefix + "observed_signal"] = self._groups_with_signal[slot] / g if g else 0.0
-                for name, value in self._key_metrics(slot).items():
-                    out[prefix + name] = value
+            out.update(flat_key_metrics(self.key_metrics()))
+        return out
+
+    def key_metrics(self, keys: Iterable[str] | None = None, *, top: int | None = None) -> dict[str, dict[str, float]]:
+        """Per-key metrics as ``{key: {name: value}}``: for ``keys`` (unknown ones raise, naming the key),
+        for the ``top`` most drawn keys (most first, ties in pool order), or for every key in pool order."""
+        if keys is not None:
+            slots = [self.pool.slot_of(key) for key in keys]
+        elif top is not None:
+            if isinstance(top, bool) or not isinstance(top, int) or top < 0:
+                raise ValueError(f"key_metrics(top=...) needs an int >= 0 (how many keys), got {top!r}")
+            slots = most_drawn(self._draws, top)
+        else:
+            slots = range(len(self.pool.keys))
+        draws = sum(self._draws)
+        out = {}
+        for slot in slots:
+            g = self._groups[slot]
+            values = {
+                "draw_share": self._draws[slot] / draws if draws else 0.0,
+                "episodes": float(self._episodes[slot]),
+                "cost": self._cost[slot],
+                "observed_signal": self._groups_with_signal[slot] / g if g else 0.0,
+            }
+            values.update(self._key_metrics(slot))
+            out[self.pool.keys[slot]] = values
         return out
 
     # -- hooks --------------------------------------------------------------------------------
     def _draw(self) -> int:
         raise NotImplementedError
 
-    def _learn(self, slot: int, rewards: tuple[float, ...], signal: bool) -> None:
-        """Use one validated group; must not raise."""
+    def _learn(self, slot: int, rewards: tuple[float, ...], signal: bool, position: int | None) -> None:
+        """Use one validated group (of the task at pool ``position``, when the caller said which); must not raise."""
 
     def _config(self) -> dict[str, Any]:
         return {"seed": self.seed}
@@ -180,8 +211,10 @@ class PooledSampler:
         return {}
 
 
-def check_envelope(state: Any, sampler: str, pool: TaskPool, config: dict[str, Any]) -> None:
-    """Refuse a state from another sampler class, version, task pool or configuration."""
+def check_envelope(state: Any, sampler: str, pool: TaskPool, config: dict[str, Any],
+                   legacy: dict[str, Any] | None = None) -> None:
+    """Refuse a state from another sampler class, version, task pool or configuration; a saved config
+    without a setting of ``legacy`` (from before that setting existed) counts as holding its value there."""
     if not isinstance(state, dict):
         raise TypeError(f"load_state_dict needs the dict from state_dict(), got {type(state).__name__}")
     if state.get("sampler") != sampler:
@@ -205,6 +238,8 @@ def check_envelope(state: Any, sampler: str, pool: TaskPool, config: dict[str, A
     if saved_pool != pool_summary(pool):
         raise ValueError(f"state_dict field pool is {saved_pool!r}, but this pool is {pool_summary(pool)!r}")
     saved_config = state.get("config")
+    if isinstance(saved_config, dict) and legacy:
+        saved_config = {**legacy, **saved_config}
     if not isinstance(saved_config, dict) or _without_seed(saved_config) != _without_seed(config):
         raise ValueError(
             f"this state was saved with config {saved_config!r}, but this sampler has {config!r}; "

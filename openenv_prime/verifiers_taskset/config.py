@@ -10,15 +10,17 @@ from typing import Any, Literal
 import verifiers.v1 as vf
 from pydantic import Field, field_validator
 
+from openenv_prime.client.episode_rules import DEFAULT_RULES, EpisodeRules
+from openenv_prime.client.prompting import PromptSettings
 from openenv_prime.client.rewards import check_clip
 
 
 class OpenEnvTaskConfig(vf.TaskConfig):
     """How an episode's per-step rewards become the trace's reward (`--env.taskset.task.*`)."""
 
-    reward_mode: Literal["sum", "last", "max"] = "sum"
+    reward_mode: Literal["sum", "last", "max"] = DEFAULT_RULES.reward_mode
     """Aggregate the environment's per-step rewards by their sum, the last one, or the max."""
-    reward_clip: tuple[float, float] | None = None
+    reward_clip: tuple[float, float] | None = DEFAULT_RULES.reward_clip
     """Clip the aggregate into [low, high]; prime-rl's difficulty pools assume [0, 1]."""
 
     @field_validator("reward_clip")
@@ -27,11 +29,13 @@ class OpenEnvTaskConfig(vf.TaskConfig):
         return check_clip(clip)
 
 
-class OpenEnvTasksetConfig(vf.TasksetConfig):
+class OpenEnvTasksetConfig(vf.TasksetConfig, PromptSettings):
     """Which OpenEnv server, which tasks, and how episodes talk to it (`--env.taskset.*`).
 
     The deployment (URL, limits) lives here and never in task data, so task keys and hashes
-    stay the same when the server moves."""
+    stay the same when the server moves. What the model is shown (`observation_template`,
+    `observation_budget`, `hidden_fields`, `action_field`, `action_fields`) is the client's
+    `PromptSettings`, the same keys as in eval and the MLX trainer."""
 
     base_url: str = "http://127.0.0.1:8000"
     """OpenEnv server (http(s):// or ws(s)://)."""
@@ -46,24 +50,28 @@ class OpenEnvTasksetConfig(vf.TasksetConfig):
     """Tasks per `task_range` request at load."""
     id_field: str = "id"
     """Spec field holding the durable task id; a spec without it is keyed by a content hash (with a warning)."""
-    family_field: str | None = "tier"
-    """Spec field grouping tasks into families (curriculum keys); None = no families. A spec without it
-    is an error."""
-    observation_field: str | None = None
-    """Observation field shown to the model, or a `{field}` template; None = every field that is not bookkeeping."""
-    action_field: str | None = None
-    """Action field the reply fills; None = the action schema's single required field."""
+    family_field: str | None = "auto"
+    """Spec field (a dotted path) grouping tasks into families (curriculum keys); None = one family, "all";
+    "auto" = the field the server declares for the split, else `family` or `tier` when the specs have it
+    (openenv_prime.client.families). A spec without the chosen field is an error."""
     instructions: str | None = None
     """System prompt; None = one generated from the action schema."""
-    max_steps: int = Field(16, ge=1)
-    """Environment steps per episode before it stops as `openenv_max_steps`."""
-    max_invalid_actions: int = Field(3, ge=0)
+    max_steps: int = Field(DEFAULT_RULES.max_steps, ge=1)
+    """Environment steps per episode before it stops as `openenv_max_steps` (the episode rules'
+    default, shared with `openenv-prime eval` and the trainer)."""
+    max_invalid_actions: int = Field(DEFAULT_RULES.max_invalid_actions, ge=0)
     """Invalid actions fed back to the model; the next one stops the episode."""
+    invalid_flags: list[str] = Field(default_factory=lambda: list(DEFAULT_RULES.invalid_flags))
+    """Observation or metadata keys that, set to true, mark a step's action invalid; an episode the
+    environment ends that way stops as `openenv_invalid_action`."""
+    invalid_flags_in_state: bool = DEFAULT_RULES.invalid_flags_in_state
+    """Also look for `invalid_flags` in the environment's state() when it ends an episode."""
     reset_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Extra arguments for every reset, besides the task's own (split and index, or a task list line's
     `reset`) and episode_id."""
     check_reset: bool = True
-    """At load, reset two tasks (one twice) and fail when the server does not play the task asked for."""
+    """At load, reset tasks in fresh sessions (task 0 twice) and fail when the server does not play the task asked for;
+    warn when the environment itself is random (see openenv_prime.client.resetcheck)."""
     max_sessions: int | None = Field(None, ge=1)
     """Open `/ws` sessions per process; None = unbounded (the server's cap still applies)."""
     capacity_wait: float = Field(60.0, ge=0)
@@ -73,6 +81,12 @@ class OpenEnvTasksetConfig(vf.TasksetConfig):
     message_timeout: float = Field(30.0, gt=0)
     """Seconds per `/ws` reply."""
     task: OpenEnvTaskConfig = OpenEnvTaskConfig()
+
+    def rules(self, task: OpenEnvTaskConfig) -> EpisodeRules:
+        """The episode rules for a task of this taskset (its reward mode and clip come from the task config)."""
+        return EpisodeRules(max_steps=self.max_steps, max_invalid_actions=self.max_invalid_actions,
+                            reward_mode=task.reward_mode, reward_clip=task.reward_clip,
+                            invalid_flags=tuple(self.invalid_flags), invalid_flags_in_state=self.invalid_flags_in_state)
 
     @field_validator("reset_kwargs")
     @classmethod

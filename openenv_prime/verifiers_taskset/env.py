@@ -1,27 +1,32 @@
-"""The episode loop: one `/ws` session per episode, the model playing the agent turn by turn."""
+"""The verifiers side of an episode: one `/ws` session per episode, played by the client's episode engine with
+verifiers' model call as the source of replies."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from typing import Any
 
 import verifiers.v1 as vf
 
 from openenv_prime.client import AsyncTaskAPIClient, EpisodeSession
-from openenv_prime.client.errors import InvalidRequestError
-from openenv_prime.client.render import EpisodeProtocol, Opening
+from openenv_prime.client.episode import Episode, play
+from openenv_prime.client.render import EpisodeProtocol
 from openenv_prime.verifiers_taskset.config import OpenEnvEnvConfig
 from openenv_prime.verifiers_taskset.taskset import OpenEnvTask
+
+# how an episode ended -> the trace's stop condition (a driver-stopped episode, verifiers' own stop, keeps verifiers')
+STOP_CONDITIONS = {"done": "openenv_done", "max_steps": "openenv_max_steps", "invalid_action": "openenv_invalid_action",
+                   "too_large": "openenv_too_large"}
 
 
 class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
     """Reset with the task's split and index (the trace id as `episode_id`, so the server's state
-    names the trace), show the observation, send the reply as the action, step until done.
+    names the trace), show the observation, send the reply as the action, step until done, under the
+    episode rules every consumer shares (`client/episode_rules.py`).
 
-    An invalid action is fed back to the model and counted instead of failing the episode; rewards
-    arrive per step and are scored by `OpenEnvTask`."""
+    The episode's record goes to `trace.info["openenv"]` (per-step rewards, the episode reward, steps,
+    done, invalid actions, step seconds), which `OpenEnvTask` scores."""
 
     def __init__(self, config: OpenEnvEnvConfig) -> None:
         super().__init__(config)
@@ -45,10 +50,8 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                     async with AsyncTaskAPIClient(
                         taskset.base_url, env_name=taskset.env_name, timeout=taskset.http_timeout
                     ) as api:
-                        schema = (await api.schema()).get("action") or None
-                    self._protocol = EpisodeProtocol(
-                        schema, action_field=taskset.action_field, observation_field=taskset.observation_field
-                    )
+                        schema = await api.action_schema()
+                    self._protocol = EpisodeProtocol(schema, settings=taskset)
         return self._protocol
 
     def _session_slots(self) -> contextlib.AbstractAsyncContextManager:
@@ -56,61 +59,50 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
         in flight are already bounded by verifiers' concurrency, and no model time passes yet."""
         return self._sessions if self._sessions is not None else contextlib.nullcontext()
 
+    def _new_session(self) -> EpisodeSession:
+        config = self.config.taskset
+        return EpisodeSession(config.base_url, timeout=config.message_timeout, capacity_wait=config.capacity_wait)
+
     async def run(self, task: OpenEnvTask, agents: vf.Agents) -> None:
         config = self.config.taskset
         protocol = await self.protocol()
         data = task.data
-        async with self._session_slots(), EpisodeSession(
-            config.base_url, timeout=config.message_timeout, capacity_wait=config.capacity_wait
-        ) as session:
-            async with agents.player.interaction(task) as interaction:
-                trace = interaction.trace
-                record: dict[str, Any] = {
-                    "rewards": [], "steps": 0, "done": False, "invalid_actions": 0, "step_seconds": [],
-                }
-                trace.info["openenv"] = record
-                task_reset = data.reset if data.reset is not None else {"split": data.split, "index": data.index}
-                opening = await protocol.start(session, **config.reset_kwargs, **task_reset, episode_id=trace.id)
-                result = opening.result
-                record["done"] = result.done
-                message = opening.text
-                while True:
-                    if result.done:
-                        trace.stop("openenv_done")
-                        break
-                    if record["steps"] >= config.max_steps:
-                        trace.stop("openenv_max_steps")
-                        break
-                    segment = await interaction.turn(message)
-                    if segment.terminated:
-                        break
-                    problem, action = _parse(segment.last_reply, protocol, opening)
-                    if action is not None:
-                        started = time.perf_counter()
-                        try:
-                            result = await session.step(action)
-                        except InvalidRequestError as error:
-                            problem = f"The environment rejected that action: {error.message}"
-                        else:
-                            record["step_seconds"].append(round(time.perf_counter() - started, 6))
-                            record["steps"] += 1
-                            record["done"] = result.done
-                            if result.reward is not None:
-                                record["rewards"].append(float(result.reward))
-                            message = protocol.text(result)
-                            continue
-                    record["invalid_actions"] += 1
-                    if record["invalid_actions"] > config.max_invalid_actions:
-                        trace.stop("openenv_invalid_action")
-                        break
-                    message = f"{problem} Try again; reply with only the action."
+        task_reset = data.reset if data.reset is not None else {"split": data.split, "index": data.index}
+        async with self._session_slots():
+            session = self._new_session()
+            episode: Episode | None = None
+            try:
+                await session.connect()
+                async with agents.player.interaction(task) as interaction:
+                    trace = interaction.trace
+                    episode = Episode(protocol, config.rules(task.config), {**config.reset_kwargs, **task_reset},
+                                      open_session=self._new_session, episode_id=trace.id)
+
+                    async def replies(active: list[Episode]) -> list[str | None]:
+                        segment = await interaction.turn(episode.message)
+                        return [None if segment.terminated else segment.last_reply]
+
+                    try:
+                        await episode.start(session)
+                        await play([episode], replies)
+                    finally:  # recorded inside the interaction: scoring reads it
+                        trace.info["openenv"] = _episode_record(episode)
+                    if episode.stop in STOP_CONDITIONS:
+                        trace.stop(STOP_CONDITIONS[episode.stop])
+            finally:
+                await session.close()
+                if episode is not None and episode.session is not None:
+                    await episode.session.close()
 
 
-def _parse(reply: str, protocol: EpisodeProtocol, opening: Opening) -> tuple[str, dict[str, Any] | None]:
-    """The action for `reply`, or why there is none (an empty reply sends nothing)."""
-    if not reply.strip():
-        return "Your reply was empty.", None
-    try:
-        return "", protocol.action(reply, opening)
-    except ValueError as error:
-        return f"Your reply is not a valid action: {error}", None
+def _episode_record(episode: Episode) -> dict[str, Any]:
+    """What `OpenEnvTask` scores: the scored steps' rewards, the episode's reward (None: left out), and the counts."""
+    return {
+        "rewards": [r for r in episode.step_rewards if r is not None],
+        "reward": episode.reward,
+        "steps": episode.steps,
+        "done": episode.done,
+        "invalid_actions": episode.invalid_actions,
+        "step_seconds": episode.step_seconds,
+        "stop": episode.stop,
+    }

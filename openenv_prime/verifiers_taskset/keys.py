@@ -21,13 +21,6 @@ def durable_id(spec: Mapping[str, Any], id_field: str) -> str:
     return "sha256:" + hashlib.sha256(blob).hexdigest()[:16]
 
 
-def family_of(spec: Mapping[str, Any], family_field: str | None) -> str | None:
-    """The curriculum family (`str(spec[family_field])`), or None when the spec has none."""
-    if family_field is None or spec.get(family_field) is None:
-        return None
-    return str(spec[family_field])
-
-
 def task_key(env_name: str, split: str, ident: str) -> str:
     """`env/split/id`; an id that already starts with `env/split/` (chain_sum's do) is not prefixed twice."""
     prefix = f"{env_name}/{split}/"

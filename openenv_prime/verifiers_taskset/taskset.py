@@ -8,16 +8,18 @@ from typing import Any
 
 import verifiers.v1 as vf
 
-from openenv_prime.client import TaskAPIClient, TaskSource, open_task_source
+from openenv_prime.client import TaskSource
 from openenv_prime.client.errors import RouteNotSupportedError
+from openenv_prime.client.families import family_key
+from openenv_prime.client.prompting import PromptSettings
 from openenv_prime.client.render import EpisodeProtocol
-from openenv_prime.client.rewards import aggregate, clipped
-from openenv_prime.client.resetcheck import check_reset_plays_tasks_sync
+from openenv_prime.client.setup import EnvironmentSetup
 from openenv_prime.verifiers_taskset.config import OpenEnvTaskConfig, OpenEnvTasksetConfig
-from openenv_prime.verifiers_taskset.keys import check_unique, durable_id, family_of, task_key
+from openenv_prime.verifiers_taskset.generations import TaskDataBase, numbered
+from openenv_prime.verifiers_taskset.keys import check_unique, durable_id, task_key
 
 
-class OpenEnvTaskData(vf.TaskData):
+class OpenEnvTaskData(TaskDataBase):
     """Everything an episode needs, and nothing about where the server runs: env-server workers
     rebuild tasks from this alone, and hashes must survive a redeployment."""
 
@@ -26,21 +28,27 @@ class OpenEnvTaskData(vf.TaskData):
     index: int
     spec: dict[str, Any]
     family: str | None = None
+    """The task's family (openenv_prime.client.families' rule; "all" when tasks have none)."""
     reset: dict[str, Any] | None = None
-    """A task list task's reset arguments; None resets with `split` and `index` (the Task API)."""
+    """The task's reset arguments when they are not `split` and `index` (a task list line's `reset`, or
+    `task_spec` for a server whose reset takes it); None resets with `split` and `index`."""
 
 
 
 class OpenEnvTask(vf.Task[OpenEnvTaskData, vf.State, OpenEnvTaskConfig]):
-    """Scores what the episode loop left in `trace.info["openenv"]`."""
+    """Scores what the episode engine left in `trace.info["openenv"]`."""
 
     @property
     def key(self) -> str:
         return task_key(self.data.env_name, self.data.split, self.data.id or f"#{self.data.index}")
 
     @vf.reward
-    async def openenv_return(self, trace: vf.Trace) -> float:
-        return clipped(aggregate(_record(trace).get("rewards", []), self.config.reward_mode), self.config.reward_clip)
+    async def openenv_return(self, trace: vf.Trace) -> dict[str, float]:
+        """The episode's reward by the rule every consumer shares (`client/rewards.episode_reward`, with this task's
+        `reward_mode` and `reward_clip`). An episode the environment ended without scoring any step records no
+        reward at all (an empty result), so a sampler leaves it out instead of reading 0.0."""
+        reward = _record(trace).get("reward")
+        return {} if reward is None else {"openenv_return": reward}
 
     @vf.metric
     async def openenv_steps(self, trace: vf.Trace) -> float:
@@ -59,12 +67,12 @@ def _record(trace: vf.Trace) -> dict[str, Any]:
     return trace.info.get("openenv", {})
 
 
-def default_instructions(action_schema: dict[str, Any] | None, action_field: str | None) -> str:
+def default_instructions(action_schema: dict[str, Any] | None, settings: PromptSettings) -> str:
     """The system prompt when none is configured: what a reply must look like, from the action schema
-    (an Enum's allowed values, a JSON object's fields, an MCP environment's tool-call format)."""
-    protocol = EpisodeProtocol(action_schema, action_field=action_field)
+    (its descriptions and legal values, a JSON object's fields, an MCP environment's tool-call format)."""
+    protocol = EpisodeProtocol(action_schema, settings=settings)
     if protocol.free_text:
-        field = action_field or protocol.text_field
+        field = settings.action_field or protocol.text_field
         return (
             f"You act in an environment. Reply with only your answer; it is sent as the action's "
             f"`{field}` field, so write no explanation around it."
@@ -77,45 +85,36 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
 
     def load(self) -> list[OpenEnvTask]:
         config = self.config
-        with open_task_source(
+        with EnvironmentSetup(
             config.base_url, tasks=config.tasks, env_name=config.env_name, timeout=config.http_timeout,
             page_size=config.page_size,
-        ) as source:
+        ) as setup:
+            source = setup.source
             splits = config.splits if config.splits is not None else _listed_splits(source)
-            with TaskAPIClient(config.base_url, env_name=source.env_name, timeout=config.http_timeout) as api:
-                instructions = config.instructions or default_instructions(api.action_schema(), config.action_field)
+            instructions = config.instructions or default_instructions(setup.action_schema(), config)
             loaded = {split: source.specs(split) for split in splits}
+            families = {split: setup.family_field(split, config.family_field).name for split in splits}
             tasks = [
-                self._task(source, split, index, spec, instructions)
+                self._task(source, split, index, spec, instructions, families[split])
                 for split in splits
                 for index, spec in enumerate(loaded[split])
             ]
-            self._check_fields(source, loaded)
+            self._warn_without_ids(source, loaded)
             if config.check_reset:
                 split = next((split for split in splits if loaded[split]), None)
                 if split is not None:
-                    note = check_reset_plays_tasks_sync(
-                        config.base_url, source, split, len(loaded[split]), extra=config.reset_kwargs,
-                        timeout=config.message_timeout,
-                    )
+                    note = setup.check_reset_sync(split, len(loaded[split]), extra=config.reset_kwargs,
+                                                  timeout=config.message_timeout)
                     if note is not None:
                         warnings.warn(note, stacklevel=2)
         check_unique(task.key for task in tasks)
-        return tasks
+        return numbered(tasks)
 
-    def _check_fields(self, source: TaskSource, loaded: dict[str, list[dict[str, Any]]]) -> None:
-        """No silent fallbacks: a spec without the family field is an error, one without the id field a warning."""
+    def _warn_without_ids(self, source: TaskSource, loaded: dict[str, list[dict[str, Any]]]) -> None:
+        """No silent fallbacks: specs without the id field are keyed by a hash, with a warning (a spec without its
+        family field is an error, raised by the family rule)."""
         config = self.config
         specs = [(split, index, spec) for split, found in loaded.items() for index, spec in enumerate(found)]
-        if config.family_field is not None:
-            missing = next(((s, i, spec) for s, i, spec in specs if spec.get(config.family_field) is None), None)
-            if missing is not None:
-                split, index, spec = missing
-                raise ValueError(
-                    f"task {index} of split {split!r} ({source.kind} {source.where}) has no family field "
-                    f"{config.family_field!r}; its fields are {sorted(spec)}: set --env.taskset.family-field "
-                    "(family_field) to one of them, or to null for no families"
-                )
         lacking = sum(spec.get(config.id_field) in (None, "") for _, _, spec in specs)
         if lacking:
             fields = sorted({key for _, _, spec in specs[:1] for key in spec})
@@ -126,7 +125,9 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
                 stacklevel=3,
             )
 
-    def _task(self, source: TaskSource, split: str, index: int, spec: dict[str, Any], instructions: str) -> OpenEnvTask:
+    def _task(
+        self, source: TaskSource, split: str, index: int, spec: dict[str, Any], instructions: str, family_field: str | None
+    ) -> OpenEnvTask:
         ident = durable_id(spec, self.config.id_field)
         data = OpenEnvTaskData(
             id=ident,
@@ -137,10 +138,16 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
             split=split,
             index=index,
             spec=spec,
-            family=family_of(spec, self.config.family_field),
-            reset=source.reset_kwargs(split, index) if source.kind == "task list" else None,
+            family=family_key(spec, family_field, task=f"task {index} of split {split!r} ({source.kind} {source.where})",
+                              setting="--env.taskset.family-field (family_field)", otherwise="null for no families"),
+            reset=_own_reset(source.reset_kwargs(split, index), split, index),
         )
         return OpenEnvTask(data, self.config.task)
+
+
+def _own_reset(kwargs: dict[str, Any], split: str, index: int) -> dict[str, Any] | None:
+    """None when the task resets with its own split and index (kept out of the task data)."""
+    return None if kwargs == {"split": split, "index": index} else kwargs
 
 
 def _listed_splits(source: TaskSource) -> list[str]:

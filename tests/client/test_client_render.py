@@ -86,7 +86,8 @@ def test_multi_field_action_shows_its_shape_and_is_validated_before_sending():
     text = protocol.reply_format()
     assert text.splitlines()[0] == "Reply with only a JSON object for the action, with these fields:"
     assert '- "move" (one of "UP", "DOWN", "LEFT", "RIGHT", required)' in text
-    assert '- "steps" (integer, required)' in text and '- "note" (string, optional)' in text
+    assert '- "steps" (integer, required)' in text
+    assert '"note"' not in text  # an optional field with a default is a setting: the server fills it in
     assert '"kind"' not in text and 'For example: {"move": "UP", "steps": 0}' in text
     assert protocol.action('{"move": "up", "steps": 2}') == {"kind": "plan", "move": "UP", "steps": 2}
     with pytest.raises(InvalidRequestError) as wrong:
@@ -108,9 +109,12 @@ def test_observations_show_every_field_a_template_or_the_metadata():
     grid = {"x": 1, "y": 2, "message": "Keep going...", "metadata": {}, "task": {"tier": 1}}
     assert observation_to_text(grid) == "Keep going...\nx: 1\ny: 2"
     assert observation_to_text(grid, "{message} ({x},{y})") == "Keep going... (1,2)"
-    assert observation_to_text({"board": [[0, 1], [1, 0]], "legal_actions": [0, 1]}) == "board: [[0, 1], [1, 0]]\nlegal_actions: [0, 1]"
+    assert observation_to_text({"board": [[0, 1], [1, 0]], "legal_actions": [0, 1]}) == (
+        "legal_actions: [0, 1]\nboard (2 rows x 2 columns; counts: 0 x2, 1 x2):\n0 1\n1 0"
+    )
     echo_reset = {"metadata": {"status": "ready", "message": "Echo environment ready!"}}
-    assert observation_to_text(echo_reset) == "Echo environment ready!\nstatus: ready"
+    assert observation_to_text(echo_reset) == "Echo environment ready!"  # the metadata's text, not its bookkeeping
+    assert observation_to_text({"metadata": {"status": "ready", "count": 2}}) == "status: ready\ncount: 2"
     assert observation_to_text({"metadata": {}}, metadata={"note": "top-level"}) == "top-level"
     assert observation_to_text(echo_reset, "{status}: {message}") == "ready: Echo environment ready!"
     with pytest.raises(KeyError, match="names 'z'.*fields are"):

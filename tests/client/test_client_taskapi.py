@@ -238,7 +238,7 @@ def test_sampler_tasks_key_on_the_tier(chain_sum_server):
         assert [t.index for t in tasks] == list(range(50_000))
         assert Counter(t.key for t in tasks) == {str(tier): 10_000 for tier in range(5)}
         assert all(t.key == str(t.spec["tier"]) and t.split == "train" for t in tasks[::997])
-        with pytest.raises(KeyError, match="no field 'difficulty'.*'tier'"):
+        with pytest.raises(ValueError, match="no family field 'difficulty'.*'tier'"):
             load_sampler_tasks(api, "test", family_field="difficulty")
 
 

@@ -73,26 +73,8 @@ def test_task_list_drives_a_server_without_task_api(partial_servers):
 
 def test_missing_family_field_names_the_setting_and_the_source(partial_servers):
     with open_task_source(partial_servers["no-task-api"], tasks=seed_task_list(), env_name="say") as source:
-        with pytest.raises(KeyError, match=r"task list seeds\.jsonl.*no field 'tier'.*\['id', 'level', 'split'\].*set --family-field"):
+        with pytest.raises(ValueError, match=r"task list seeds\.jsonl.*no family field 'tier'.*\['id', 'level', 'split'\].*set --family-field"):
             load_sampler_tasks(source, "test", family_field="tier", family_setting="--family-field")
-
-
-def test_reset_that_deals_tasks_in_turn_is_an_error_naming_the_url_and_the_fix(partial_servers):
-    url = partial_servers["ignores-reset"]
-    with open_task_source(url) as source:
-        tasks = load_sampler_tasks(source, "test", family_field="level")
-        with pytest.raises(ResetIgnoredError) as caught:
-            check_reset_plays_tasks_sync(url, source, "test", len(tasks))
-    text = str(caught.value)
-    assert url in text and "same arguments" in text and "['index', 'split']" in text
-    assert "openenv-prime serve MODULE:CLASS --tasks" in text and "--tasks FILE.jsonl" in text and "--no-reset-check" in text
-
-
-def test_reset_that_always_plays_one_task_is_a_warning(partial_servers):
-    url = partial_servers["constant-reset"]
-    with open_task_source(url) as source:
-        note = check_reset_plays_tasks_sync(url, source, "test", 6)
-    assert note is not None and url in note and "may ignore ['index', 'split']" in note
 
 
 def test_task_list_with_reset_arguments_the_environment_drops_is_a_warning(partial_servers):

@@ -110,3 +110,38 @@ def test_openenv_prime_cli_registers_serve_with_the_documented_defaults():
     # None: chain-sum takes 5 lockstep tiers and 64 sessions (a MODULE:CLASS without concurrency gets 1)
     assert (args.host, args.port, args.tiers, args.schedule, args.max_sessions) == ("127.0.0.1", 8000, None, None, None)
     assert callable(args.func)
+
+
+APP_PY = """
+import os
+from fastapi import FastAPI
+
+app = FastAPI()
+
+
+@app.get("/health")
+def health():
+    return {"status": "healthy"}
+
+
+@app.get("/greeting")
+def greeting():
+    print("greeted", flush=True)
+    return {"greeting": os.environ["COMPAT_GREETING"]}
+"""
+
+
+def test_local_app_serves_an_app_as_it_is_with_its_environment_and_keeps_its_log(tmp_path):
+    from openenv_prime.envs.launch import local_app
+
+    (tmp_path / "own_app_module.py").write_text(APP_PY)
+    log = tmp_path / "server.log"
+    with local_app("own_app_module:app", paths=[tmp_path], environ={"COMPAT_GREETING": "hello"}, log_file=log) as url:
+        assert httpx.get(f"{url}/greeting").json() == {"greeting": "hello"}
+    assert "greeted" in log.read_text()
+    with pytest.raises(ServerStartError, match=r"(?s)exited with code.*no_such_app_module"):
+        with local_app("no_such_app_module:app", paths=[tmp_path], startup_timeout=60):
+            pass
+    with pytest.raises(ValueError, match="expected MODULE:ATTRIBUTE"):
+        with local_app("own_app_module"):
+            pass

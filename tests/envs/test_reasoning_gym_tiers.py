@@ -87,6 +87,7 @@ def test_spec_fields_family_and_index_layout():
     }
     assert TASKSET.families == [f"{d}/{t}" for d in DATASETS for t in range(3)]
     assert TASKSET.num_tasks("test") == 36 and [s["name"] for s in TASKSET.list_splits()] == ["train", "test"]
+    assert {s["family_field"] for s in TASKSET.list_splits()} == {"family"}  # the declaration consumers read
     assert [t["index"] for t in TASKSET.get_task_range("test", 34, 99)] == [34, 35]
 
 
@@ -146,6 +147,43 @@ def test_overlap_report_per_dataset_and_tier():
     assert chain_sum_top.test_items_in_train == 0 and chain_sum_top.distinct_train_questions == 30
 
 
+@pytest.mark.parametrize("train", [30, 64])
+def test_heldout_questions_never_occur_in_train_and_each_comes_once(train):
+    """Tier 0 of leg_counting and products has about a hundred problems: test repeats train there, heldout never does."""
+    sizes = {"train": train, "test": 200, "heldout": 16}
+    taskset = ReasoningGymTaskset(["leg_counting", "products"], 2, sizes)
+    taskset.check_heldout()
+    assert [s["name"] for s in taskset.list_splits()] == ["train", "test", "heldout"]
+    assert taskset.num_tasks("heldout") == 16 * 4
+    for block, family in enumerate(taskset.families):
+        train_questions = {taskset.entry("train", block * train + i)["question"] for i in range(train)}
+        test_questions = [taskset.entry("test", block * 200 + i)["question"] for i in range(200)]
+        specs = [taskset.get_task("heldout", block * 16 + i) for i in range(16)]
+        held = [taskset.entry("heldout", s["index"])["question"] for s in specs]
+        assert not set(held) & train_questions and len(set(held)) == 16, family
+        assert all(s["family"] == family and s["id"] == f"{family.replace('/', '/heldout/t')}/{i}" for i, s in enumerate(specs))
+        test_base = taskset.seed_base("test", specs[0]["dataset"], specs[0]["tier"])
+        assert all(test_base <= s["seed"] < test_base + 1_000_000 for s in specs)  # heldout items are test items
+        if family.endswith("/0"):
+            assert sum(q in train_questions for q in test_questions) > 0  # what heldout is for
+
+
+def test_a_tier_with_too_few_new_questions_is_refused_by_name():
+    taskset = ReasoningGymTaskset(["products"], 2, {"train": 400, "test": 200, "heldout": 32})
+    with pytest.raises(DatasetError, match=r"products/0 has only \d+ questions that none of its 400 train items asks.*"
+                                           r"lower --heldout-size or --train-size"):
+        taskset.check_heldout()
+    with pytest.raises(ValueError, match="needs a train size too"):
+        ReasoningGymTaskset(["products"], 2, {"test": 200, "heldout": 32})
+
+
+def test_serve_refuses_a_heldout_split_it_cannot_fill():
+    done = subprocess.run(
+        [sys.executable, "-m", "openenv_prime", "serve", "reasoning-gym", "--datasets", "products", "--tiers", "1",
+         "--train-size", "400", "--heldout-size", "32", "--port", "0"], capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "products/0 has only" in done.stderr and "--heldout-size 32" in done.stderr
+
+
 # -- a real server ------------------------------------------------------------------------------
 
 
@@ -203,12 +241,12 @@ def _answer_rule(correct_datasets):
     return rule
 
 
-def test_eval_reports_nine_families(server, tmp_path):
+def test_eval_reports_nine_families_the_server_declares_without_a_flag(server, tmp_path):
     out = tmp_path / "report.json"
     with ScriptedOpenAIServer(_answer_rule({"leg_counting", "chain_sum"})) as model_url:
         run = subprocess.run(
             [sys.executable, "-m", "openenv_prime", "eval", "--base-url", server, "--model", "scripted",
-             "--model-base-url", model_url, "--family-field", "family", "--per-family", "2", "--out", str(out)],
+             "--model-base-url", model_url, "--per-family", "2", "--out", str(out)],
             capture_output=True, text=True, timeout=300, env=dict(os.environ, COLUMNS="120", PYTHONPATH=str(ROOT)), cwd=ROOT,
         )
     assert run.returncode == 0, run.stderr[-3000:]
@@ -216,3 +254,4 @@ def test_eval_reports_nine_families(server, tmp_path):
     accuracy = {f["family"]: f["accuracy"] for f in report["families"]}
     assert accuracy == {f"{d}/{t}": (0.0 if d == "basic_arithmetic" else 1.0) for d in DATASETS for t in range(3)}
     assert report["env_name"] == "reasoning_gym" and len(report["results"]) == 18
+    assert report["family_field"] == "family" and "spec field 'family' (declared by the server in /splits)" in run.stderr

@@ -39,8 +39,8 @@ def exchange(ws, message: dict) -> dict:
 def test_task_api_routes_return_the_documented_json(http):
     assert http.get("/list_environments").json() == ["chain_sum"]
     splits = http.get("/chain_sum/splits").json()
-    assert [(s["name"], s["type"], s["num_tasks"], s["num_tiers"]) for s in splits] == [
-        ("train", "train", 50_000, 5), ("test", "test", 1_000, 5),
+    assert [(s["name"], s["type"], s["num_tasks"], s["num_tiers"], s["family_field"]) for s in splits] == [
+        ("train", "train", 50_000, 5, "tier"), ("test", "test", 1_000, 5, "tier"),
     ]
     assert http.post("/chain_sum/num_tasks", json={"split": "train"}).json() == {"num_tasks": 50_000}
     assert http.post("/chain_sum/task", json={"split": "test", "index": 777}).json() == {"task": SPEC_777}

@@ -143,7 +143,7 @@ def guess(request, tasks_file, tmp_path_factory):
 @pytest.fixture(scope="module", params=["seeds-cli-010", "seeds-041", "callable-041"])
 def secret(request):
     """SecretToolsEnvironment (an MCPEnvironment) wrapped with 3 seeds per split, or `secret_tasks()`."""
-    from openenv_prime.envs.taskapi import SeedSource
+    from openenv_prime.envs.taskapi import SeedTasks
 
     if request.param == "seeds-cli-010":
         with local_server(SECRET, seeds=3, splits=["train", "test"], python=_python010()) as url, remote(url, request.param) as wire:
@@ -151,7 +151,7 @@ def secret(request):
     else:
         from tests.envs.sample_envs import SecretToolsEnvironment
 
-        tasks = SeedSource(3) if request.param == "seeds-041" else secret_tasks
+        tasks = SeedTasks(3) if request.param == "seeds-041" else secret_tasks
         with in_process(SecretToolsEnvironment, tasks, request.param) as wire:
             yield wire
 
@@ -248,12 +248,15 @@ def test_mcp_environment_errors(secret):
         ([GUESS], "pass exactly one of --tasks FILE.jsonl or --seeds N"),
         ([GUESS, "--seeds", "3", "--tiers", "2"], "--tiers does not apply to MODULE:CLASS"),
         ([GUESS, "--tasks", "{missing}"], "no such file"),
-        (["nope"], "unknown environment 'nope'; use one of chain-sum, reasoning-gym or MODULE:CLASS"),
+        (["nope"], "unknown environment 'nope'; use one of chain-sum, reasoning-gym, imported or MODULE:CLASS"),
         (["chain-sum", "--datasets", "leg_counting"], "--datasets does not apply to chain-sum"),
         (["reasoning-gym", "--datasets", "leg_counting", "--schedule", "interleaved"], "--schedule does not apply to reasoning-gym"),
         (["reasoning-gym"], "--datasets is required"),
         (["reasoning-gym", "--datasets", "leg_counting", "--test-size", "0"], "--test-size must be an integer from 1"),
         (["reasoning-gym", "--datasets", "leg_counting,composite"], "'composite' registers no curriculum"),
+        (["imported"], "name the package directory `openenv import` made"),
+        (["imported", "{missing}", "--tiers", "2"], "--tiers does not apply to imported"),
+        (["chain-sum", "{missing}"], "unexpected argument"),
     ],
 )
 def test_serve_refuses_bad_arguments_with_a_message_naming_them(args, message, tmp_path):

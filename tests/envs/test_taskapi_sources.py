@@ -9,8 +9,7 @@ from hypothesis import strategies as st
 
 from openenv_prime.client.tasklist import TaskListError
 from openenv_prime.envs.errors import TaskIndexError, TaskRequestError
-from openenv_prime.envs.taskapi import SeedSource, as_task_source
-from openenv_prime.envs.taskapi.app import default_env_name
+from openenv_prime.envs.taskapi import SeedTasks, as_task_provider
 from openenv_prime.envs.taskapi.classes import load_class, resolve_classes
 from openenv_prime.envs.taskapi.seeds import SEED_STRIDE
 from openenv_prime.envs.taskapi.wrap import with_task_api
@@ -29,7 +28,7 @@ def write_jsonl(path, records):
 
 
 def test_task_list_source_serves_specs_without_reset_and_the_reset_arguments(tmp_path):
-    source = as_task_source(str(write_jsonl(tmp_path / "tasks.jsonl", RECORDS)))
+    source = as_task_provider(str(write_jsonl(tmp_path / "tasks.jsonl", RECORDS)))
     assert source.list_splits() == [
         {"name": "train", "type": "train", "num_tasks": 2}, {"name": "test", "type": "test", "num_tasks": 1},
     ]
@@ -42,31 +41,31 @@ def test_task_list_source_serves_specs_without_reset_and_the_reset_arguments(tmp
 
 
 def test_callable_source_reads_the_same_records_and_validates_them():
-    source = as_task_source(lambda: iter(RECORDS))
+    source = as_task_provider(lambda: iter(RECORDS))
     assert [t["id"] for t in source.get_task_range("train")] == ["easy-1", "hard-1"]
     with pytest.raises(TaskListError, match="line 1.*'reset'"):
-        as_task_source(lambda: [{"id": "no-reset"}])
+        as_task_provider(lambda: [{"id": "no-reset"}])
     with pytest.raises(TypeError, match="JSONL task-list path"):
-        as_task_source(42)
+        as_task_provider(42)
 
 
 def test_seed_source_gives_each_split_its_own_seed_range():
-    source = SeedSource(3, ["train", "dev", "test"])
+    source = SeedTasks(3, ["train", "dev", "test"])
     seeds = {s: [source.reset_kwargs(s, i)["seed"] for i in range(3)] for s in ("train", "dev", "test")}
     assert seeds == {"train": [0, 1, 2], "dev": [SEED_STRIDE, SEED_STRIDE + 1, SEED_STRIDE + 2],
                      "test": [2 * SEED_STRIDE + i for i in range(3)]}
     assert source.get_task("dev", 2) == {"id": f"seed-{SEED_STRIDE + 2}", "split": "dev", "seed": SEED_STRIDE + 2}
     for bad in (0, -1, True, SEED_STRIDE + 1):
         with pytest.raises(ValueError, match="seeds per split must be an integer"):
-            SeedSource(bad)
+            SeedTasks(bad)
     with pytest.raises(ValueError, match="distinct non-empty"):
-        SeedSource(3, ["train", "train"])
+        SeedTasks(3, ["train", "train"])
 
 
 @settings(max_examples=100, deadline=None)
 @given(n=st.integers(1, 50), start=st.none() | st.integers(-60, 60), stop=st.none() | st.integers(-60, 60))
 def test_task_range_follows_python_slices_and_ids_are_unique(n, start, stop):
-    source = SeedSource(n)
+    source = SeedTasks(n)
     got = [t["seed"] for t in source.get_task_range("test", start, stop)]
     assert got == [SEED_STRIDE + i for i in range(n)][start:stop]
     assert len({t["id"] for s in ("train", "test") for t in source.get_task_range(s)}) == 2 * n
@@ -84,7 +83,7 @@ def test_task_range_follows_python_slices_and_ids_are_unique(n, start, stop):
 )
 def test_bad_requests_name_the_field_and_the_valid_values(call, error, field, message):
     with pytest.raises(error, match=message) as caught:
-        call(SeedSource(5))
+        call(SeedTasks(5))
     assert getattr(caught.value, "field", None) == field
 
 
@@ -128,13 +127,13 @@ def test_matching_extra_arguments_pass_and_episode_id_is_dropped_when_reset_lack
 
 def test_reset_arguments_the_class_does_not_take_are_refused_at_start_up():
     with pytest.raises(ValueError, match=r"tasks reset with \['seed'\], but NoArgsEnvironment.reset\(\) does not take it"):
-        with_task_api(NoArgsEnvironment, SeedSource(3))
+        with_task_api(NoArgsEnvironment, SeedTasks(3))
     with pytest.raises(ValueError, match=r"tasks reset with \['colour'\].*GuessEnvironment.reset\(seed, episode_id, level\)"):
         with_task_api(GuessEnvironment, lambda: [{"reset": {"colour": "red"}}])
     # **kwargs takes anything: an MCP environment written that way accepts every key
     with_task_api(SecretToolsEnvironment, lambda: [{"reset": {"bonus": 1}}])
     with pytest.raises(TypeError, match="not an openenv Environment subclass"):
-        with_task_api(dict, SeedSource(1))
+        with_task_api(dict, SeedTasks(1))
 
 
 UNANNOTATED = """
@@ -191,14 +190,6 @@ def test_load_class_imports_from_a_checkout_path(tmp_path, monkeypatch):
         load_class("toy_checkout_envs.toy_env.needs_dep:Env", [tmp_path / "my_checkout"])
     with pytest.raises(ValueError, match="is not a directory"):
         load_class("toy_checkout_envs.toy_env.env:ToyEnvironment", [tmp_path / "missing"])
-
-
-@pytest.mark.parametrize(
-    "name, expected",
-    [("GridWorldEnvironment", "grid_world_env"), ("EchoEnvironment", "echo_env"), ("Connect4Environment", "connect4_env"), ("MazeEnv", "maze_env")],
-)
-def test_default_env_name_follows_openenvs_naming(name, expected):
-    assert default_env_name(type(name, (), {})) == expected
 
 
 def test_a_class_with_its_own_reset_async_gets_the_task_there_too():

@@ -45,8 +45,9 @@ def test_eval_prints_the_table_and_writes_the_report(chain_sum_server, model_url
     assert report["accuracy"] == pytest.approx(6 / 15)
     assert len(report["results"]) == 15
     assert set(report["results"][0]) == {"key", "family", "split", "index", "reward", "success", "reply", "steps",
-                                         "done", "truncated", "invalid_actions", "error"}
-    assert report["truncated"] == 0 and report["warnings"] == []
+                                         "done", "truncated", "invalid_actions", "stop", "error"}
+    assert {r["stop"] for r in report["results"]} == {"done"}
+    assert report["truncated"] == report["ended_invalid"] == report["unscored"] == 0 and report["warnings"] == []
     for family in "01234":  # the table has one row per tier
         assert any(line.split("│")[1].strip() == family for line in run.stdout.splitlines() if line.count("│") >= 5)
 
@@ -83,8 +84,26 @@ def test_eval_rejects_bad_settings_by_name(chain_sum_server, model_url, tmp_path
     assert run.returncode == 2 and "--per-family" in run.stderr and "per_family" not in run.stderr
     run = _eval("--base-url", chain_sum_server, "--model", "m", "--model-base-url", model_url,
                 "--family-field", "colour", "--out", str(tmp_path / "r.json"))
-    assert run.returncode == 1 and "no field 'colour'" in run.stderr and "Traceback" not in run.stderr
+    assert run.returncode == 1 and "no family field 'colour'" in run.stderr and "Traceback" not in run.stderr
     run = _eval("--base-url", chain_sum_server, "--model", "m", "--model-base-url", model_url,
                 "--split", "dev", "--out", str(tmp_path / "r.json"))
     assert run.returncode == 1 and "dev" in run.stderr and "Traceback" not in run.stderr
     assert not (tmp_path / "r.json").exists()
+
+
+def test_the_flags_default_to_the_episode_rules_every_consumer_shares():
+    """The eval's CLI and config defaults are the trainer's and the taskset's (client/episode_rules.py)."""
+    import argparse
+
+    from openenv_prime.client.episode_rules import DEFAULT_RULES
+    from openenv_prime.evaluation import EvalConfig
+    from openenv_prime.evaluation.cli import config_kwargs, register
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(["eval", "--model", "m", "--model-base-url", "http://h:1/v1"])
+    from_flags = EvalConfig(**config_kwargs(args, args.base_url))
+    assert from_flags == EvalConfig()
+    from openenv_prime.evaluation.runner import eval_rules
+
+    assert eval_rules(from_flags) == DEFAULT_RULES

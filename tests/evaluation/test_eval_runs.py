@@ -79,7 +79,7 @@ class _InProcessPolicy:
         self.batches.append(len(prompts))
         out = []
         for messages in prompts:
-            terms = chain_sum_terms(messages[-1]["content"])
+            terms = chain_sum_terms(next(m["content"] for m in messages if m["role"] == "user"))
             out.append(self.replies_by_tier(chain_sum_tier(terms), sum(terms)))
         return out
 
@@ -89,10 +89,15 @@ def test_in_process_policy_gets_batches_and_odd_replies_score_zero(chain_sum_ser
     policy = _InProcessPolicy(lambda tier, total: odd[tier].format(total=total))
     config = EvalConfig(base_url=chain_sum_server, per_family=3, seed=0, max_concurrency=4, system_prompt=None)
     result = asyncio.run(run_eval_async(config, policy))
-    assert policy.batches == [4, 4, 4, 3]
+    # waves of 4 over tiers 0,0,0,1 | 1,1,2,2 | 2,3,3,3 | 4,4,4: an empty reply is an invalid action (as in
+    # training), fed back three times, so the first wave's tier-0 episodes take three more rounds
+    assert policy.batches == [4, 3, 3, 3, 4, 4, 3]
     assert result.accuracy_by_family() == {"0": 0.0, "1": 0.0, "2": 0.0, "3": 1.0, "4": 1.0}
-    assert all(r.steps == 1 and r.done for r in result.results)
-    assert [r.reply for r in result.results if r.family == "0"] == ["", "", ""]
+    empty = [r for r in result.results if r.family == "0"]
+    assert all((r.steps, r.invalid_actions, r.done, r.stop, r.reward) == (0, 4, False, "invalid_action", 0.0) for r in empty)
+    assert all(r.steps == 1 and r.done and r.stop == "done" for r in result.results if r.family != "0")
+    assert [r.reply for r in empty] == ["", "", ""]
+    assert result.ended_invalid == 3 and result.unscored == 0
 
 
 def test_policy_with_the_wrong_number_of_replies_is_named(chain_sum_server):
@@ -159,7 +164,7 @@ def test_config_rejects_unknown_and_bad_fields():
         EvalConfig(per_family=0)
     with pytest.raises(ValidationError, match=r"reset_kwargs may not set \['index'\]"):
         EvalConfig(reset_kwargs={"index": 3})
-    assert EvalConfig().split == "test"
+    assert EvalConfig().split is None  # the test split by the rule: the first of test, eval, validation listed
 
 
 def test_run_eval_inside_an_event_loop_points_to_the_async_form(scripted):

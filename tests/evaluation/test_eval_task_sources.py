@@ -81,11 +81,17 @@ def test_reset_ignoring_server_fails_before_any_episode(partial_servers):
     assert model.requests == []
 
 
-def test_constant_reset_is_reported_as_a_warning(partial_servers, model_url):
+def test_constant_reset_is_refused_once_it_plays_an_index_past_the_end(partial_servers, model_url):
     url = partial_servers["constant-reset"]
-    with pytest.warns(UserWarning, match="may ignore"):
-        result = run_eval(_config(url), OpenAIPolicy(model_url, "scripted"))
-    assert len(result.warnings) == 1 and url in result.warnings[0]
+    with pytest.raises(ResetIgnoredError, match=r"played index 6.*its reset ignores \['index', 'split'\]"):
+        run_eval(_config(url), OpenAIPolicy(model_url, "scripted"))
+
+
+def test_seeds_that_all_start_alike_are_reported_as_a_warning(partial_servers, model_url, seeds_file):
+    url = partial_servers["constant-reset"]  # its reset(seed) takes the seed and always plays the first task
+    with pytest.warns(UserWarning, match="may ignore its seed"):
+        result = run_eval(_config(url, tasks=str(seeds_file)), OpenAIPolicy(model_url, "scripted"))
+    assert len(result.warnings) == 1 and url in result.warnings[0] and len(result.results) == 6
 
 
 def test_eval_cli_with_a_task_list_and_no_families(partial_servers, model_url, seeds_file, tmp_path):

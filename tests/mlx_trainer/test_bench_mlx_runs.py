@@ -1,4 +1,5 @@
-"""benchmarks/bench_mlx.py builds its batches with the trainer's own parts: a change there must not break it silently."""
+"""The MLX benchmarks (benchmarks/bench_mlx_*.py) build their batches and runs with the trainer's own parts: a change
+there must not break them silently."""
 
 from __future__ import annotations
 
@@ -6,13 +7,13 @@ import importlib.util
 import pathlib
 import sys
 
-BENCH = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "bench_mlx.py"
+BENCHMARKS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_mlx", BENCH)
+def _bench(name: str = "bench_mlx_common"):
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_mlx"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
@@ -25,3 +26,26 @@ def test_env_prompts_are_chat_templated_observations(tiny_model_dir, chain_sum_s
     assert len(prompts) == 3 and all(isinstance(t, int) for p in prompts for t in p)
     assert len({tuple(p) for p in prompts}) == 3  # three tasks, three questions
     assert all(len(p) > 20 for p in prompts)
+
+
+def test_each_benchmark_script_starts(tmp_path):
+    """Each benchmark is its own script that finds the shared module beside it (run from another directory)."""
+    import subprocess
+
+    scripts = sorted(BENCHMARKS.glob("bench_mlx_*.py"))
+    assert {s.stem for s in scripts} >= {"bench_mlx_speed", "bench_mlx_compare", "bench_mlx_interrupt",
+                                         "bench_mlx_vs_mlx_lm_lora", "bench_mlx_quantized"}
+    for script in scripts:
+        if script.stem == "bench_mlx_common":
+            continue
+        done = subprocess.run([sys.executable, str(script), "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and "usage:" in done.stdout, f"{script.name}: {done.stderr[-1000:]}"
+
+
+def test_benchmark_runs_train_on_the_chain_sum_config_not_the_default():
+    """The benchmarks' tables stay comparable when the embedded default changes: they read configs/mlx/chain-sum.toml."""
+    from openenv_prime.mlx_trainer.config import config_from_dict
+
+    config = config_from_dict(_bench().chain_sum_config())
+    assert config.environment.embedded == "chain-sum" and config.environment.family_field == "tier"
+    assert config.grpo.system_prompt == _bench().SYSTEM_PROMPT

@@ -14,8 +14,16 @@ from tests.support.waiting import HANG_GUARD_S
 def test_embedded_default_loads_and_uses_the_offline_model_and_embedded_server():
     cfg = load_config(None)
     assert cfg.model.path == "smollm2-135m"
-    assert cfg.environment.base_url == "" and cfg.environment.embedded == "chain-sum"
+    assert cfg.environment.base_url == "" and cfg.environment.embedded == "reasoning-gym"
+    assert cfg.environment.test_split == "heldout" and cfg.environment.family_field == "family"
     assert cfg.sampler.name == "curriculum"
+
+
+def test_the_chain_sum_config_loads():
+    from pathlib import Path
+
+    cfg = load_config(Path(__file__).parents[2] / "configs" / "mlx" / "chain-sum.toml")
+    assert cfg.environment.embedded == "chain-sum" and cfg.environment.family_field == "tier"
 
 
 def test_user_copy_of_default_matches_package_data():
@@ -50,6 +58,12 @@ def test_unknown_key_is_named(tmp_path):
         ({"sampler": {"kwargs": {"gama": 0.9}}}, "sampler.kwargs"),
         ({"sampler": {"log_keys": -1}}, "sampler.log_keys"),
         ({"grpo": {"group_size": 8}, "sampler": {"kwargs": {"group_size": 4}}}, "grpo.group_size"),
+        ({"environment": {"embedded": "reasoning-gym", "datasets": ["products", "nope"]}}, "'nope'"),
+        ({"environment": {"embedded": "reasoning-gym", "datasets": ["basic_arithmetic"], "tiers": 9}}, "environment.tiers"),
+        ({"environment": {"embedded": "reasoning-gym", "datasets": []}}, "environment.datasets"),
+        ({"environment": {"split_sizes": {"train": 40}}}, "environment.split_sizes"),
+        ({"environment": {"embedded": "reasoning-gym", "split_sizes": {"dev": 4}}}, "environment.split_sizes"),
+        ({"environment": {"embedded": "reasoning-gym", "split_sizes": {"train": 0}}}, "environment.split_sizes"),
     ],
 )
 def test_bad_value_is_named(data, key):

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from openenv_prime.mlx_trainer.metrics import cap_key_metrics
+from openenv_prime.mlx_trainer.metrics import sampler_log_metrics
+from openenv_prime.samplers import CurriculumSampler, Task
 from openenv_prime.client.rewards import aggregate, episode_reward
 
 rewards = st.lists(st.one_of(st.none(), st.floats(-10, 10, allow_nan=False)), max_size=8)
@@ -35,25 +36,30 @@ def test_modes_and_clip():
         aggregate([1.0], "mean")
 
 
-def _metrics(draws: dict[str, float]) -> dict[str, float]:
-    out = {"draws": 10.0, "groups": 4.0}
-    for key, share in draws.items():
-        out[f"key/{key}/draw_share"] = share
-        out[f"key/{key}/episodes"] = 1.0
-    return out
+def _sampler(draws: dict[str, int]) -> CurriculumSampler:
+    """A curriculum over ``draws``'s keys (one task each) whose draw counts are ``draws``."""
+    sampler = CurriculumSampler([Task("train", i, key) for i, key in enumerate(draws)], group_size=2)
+    state = sampler.state_dict()
+    state["stats"]["draws"] = list(draws.values())
+    sampler.load_state_dict(state)
+    sampler.update(next(iter(draws)), [1.0, 0.0])
+    return sampler
 
 
-def test_capped_metrics_keep_totals_and_the_most_drawn_keys():
-    capped = cap_key_metrics(_metrics({"a": 0.1, "b": 0.6, "c/x": 0.3}), 2)
-    assert capped["draws"] == 10.0 and capped["groups"] == 4.0
-    assert capped["keys_total"] == 3.0 and capped["keys_logged"] == 2.0
-    assert {k.rsplit("/", 1)[0] for k in capped if k.startswith("key/")} == {"key/b", "key/c/x"}
-    assert capped["key/c/x/episodes"] == 1.0
+def test_logged_sampler_metrics_keep_totals_and_the_most_drawn_keys():
+    sampler = _sampler({"a": 1, "b": 6, "c/x": 3})
+    logged = sampler_log_metrics(sampler, 2)
+    assert {k: logged[k] for k in sampler.metrics(per_key=False)} == sampler.metrics(per_key=False)
+    assert logged["keys_total"] == 3.0 and logged["keys_logged"] == 2.0
+    assert {k.rsplit("/", 1)[0] for k in logged if k.startswith("key/")} == {"key/b", "key/c/x"}
+    assert logged["key/c/x/draw_share"] == 0.3 and logged["key/b/p"] == sampler.success_rate("b")
+    assert all(logged[k] == v for k, v in sampler.metrics().items() if k.startswith(("key/b/", "key/c/x/")))
 
 
-@given(st.dictionaries(st.text("abc/", min_size=1, max_size=4), st.floats(0, 1), max_size=12), st.integers(0, 15))
-def test_capped_metrics_never_exceed_the_cap(draws, n):
-    capped = cap_key_metrics(_metrics(draws), n)
-    kept = {k[len("key/"):].rpartition("/")[0] for k in capped if k.startswith("key/")}
-    assert len(kept) == min(n, len(draws)) == capped["keys_logged"]
+@given(st.dictionaries(st.text("abc/", min_size=1, max_size=4), st.integers(0, 50), min_size=1, max_size=12),
+       st.integers(0, 15))
+def test_logged_sampler_metrics_never_exceed_the_cap(draws, n):
+    logged = sampler_log_metrics(_sampler(draws), n)
+    kept = {k for k in draws if f"key/{k}/draw_share" in logged}
+    assert len(kept) == min(n, len(draws)) == logged["keys_logged"]
     assert all(draws[k] >= draws[o] for k in kept for o in set(draws) - kept)

@@ -8,7 +8,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openenv_prime.mlx_trainer.plot import load_steps, plot_compare, plot_sampler_panel, summarize
+from openenv_prime.mlx_trainer.plot import (build_sampler_figure, eval_headline, load_run, load_steps, plot_compare,
+                                           plot_sampler_panel, summarize)
 
 
 def write_log(run: Path, draws_per_step: list[dict[str, int]], *, with_p: bool = True, evals: bool = True) -> Path:
@@ -49,6 +50,16 @@ def test_draws_per_step_are_the_differences_of_the_sampler_counts(tmp_path):
     assert steps.p_source == "sampler" and steps.p["0"][-1] > steps.p["0"][0]
 
 
+def test_a_family_name_with_a_slash_stays_one_family(tmp_path):
+    """reasoning-gym's families are "dataset/tier": the sampler's keys "key/products/0/episodes" name "products/0"."""
+    run = write_log(tmp_path / "run", MOVING)
+    text = (run / "log.jsonl").read_text().replace('"key/0/', '"key/products/0/').replace('"key/1/', '"key/products/1/')
+    (run / "log.jsonl").write_text(text.replace('"0": 0.5', '"products/0": 0.5').replace('"1": 0.0', '"products/1": 0.0'))
+    steps = load_steps(run)
+    assert list(steps.draws) == ["products/0", "products/1"]
+    assert steps.draws["products/0"] == [d["0"] for d in MOVING]
+
+
 def test_without_a_sampler_p_the_observed_success_rate_is_used(tmp_path):
     steps = load_steps(write_log(tmp_path / "run", MOVING, with_p=False))
     assert steps.p_source == "observed"
@@ -61,6 +72,28 @@ def test_summary_says_what_moved(tmp_path):
     assert "estimated p per family: 0 0.54->0.82, 1 0.46->0.18" in text
     assert "sampled reward:      0.25 -> 0.50" in text
     assert "greedy eval (step 0 -> 8): 0 0.25->0.75" in text
+    assert "\n  test-split eval, step 0 -> 8: family 0 0.25 -> 0.75 (+0.50, 4 tasks) (best of 2 families)" in text
+
+
+def test_the_eval_headline_is_the_family_that_rose_most_with_its_test_set_size(tmp_path):
+    run = write_log(tmp_path / "run", MOVING)
+    lines = (run / "log.jsonl").read_text().splitlines()
+    last = json.loads(lines[-1])
+    last["accuracy"] = {"0": 0.0, "1": 0.25}  # family 0 fell, family 1 rose by one task of four
+    (run / "log.jsonl").write_text("\n".join(lines[:-1] + [json.dumps(last)]) + "\n")
+    headline = eval_headline(load_run(run))
+    assert headline == "test-split eval, step 0 -> 8: family 1 0.00 -> 0.25 (+0.25, 4 tasks) (best of 2 families)"
+    figure = build_sampler_figure(load_steps(run), load_run(run))
+    assert headline in figure._suptitle.get_text()  # the panel says it in its title
+    assert summarize(run).count("test-split eval") == 1
+
+
+def test_no_headline_before_a_second_eval(tmp_path):
+    run = write_log(tmp_path / "run", MOVING)
+    lines = (run / "log.jsonl").read_text().splitlines()
+    (run / "log.jsonl").write_text("\n".join(lines[:-1]) + "\n")  # only the step-0 eval
+    assert eval_headline(load_run(run)) is None
+    assert "test-split eval" not in summarize(run)
 
 
 def test_panel_and_compare_pngs_are_written(tmp_path):

@@ -97,7 +97,8 @@ class RecordingSampler:
         return tasks
 
     def update(self, key, rewards, costs=None):
-        self.updates.append((key, list(rewards), None if costs is None else list(costs)))
+        """``key``: a key, or the task itself (recorded by its key)."""
+        self.updates.append((getattr(key, "key", key), list(rewards), None if costs is None else list(costs)))
         self.inner.update(key, rewards, costs)
 
     def state_dict(self):
@@ -106,8 +107,15 @@ class RecordingSampler:
     def load_state_dict(self, state):
         self.inner.load_state_dict(state)
 
-    def metrics(self):
-        return self.inner.metrics()
+    def metrics(self, **options):
+        return self.inner.metrics(**options)
+
+    def key_metrics(self, keys=None, *, top=None):
+        return self.inner.key_metrics(keys, top=top)
+
+    @property
+    def pool(self):
+        return self.inner.pool
 
 
 def read_log(run_dir: Path) -> list[dict]:

@@ -25,11 +25,11 @@ def _python(version: str) -> str:
     return python
 
 
-def _serve(script: str, version: str, tmp_path_factory):
+def _serve(script: str, version: str, tmp_path_factory, *args: str):
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = tmp_path_factory.mktemp(script.split("_")[0]) / "server.log"
-    argv = [_python(version), str(HERE / script), str(port), "16"]
+    argv = [_python(version), str(HERE / script), str(port), "16", *args]
     return url, serving(argv, f"{url}/health", log)
 
 
@@ -37,14 +37,15 @@ def _serve(script: str, version: str, tmp_path_factory):
 def play_servers(tmp_path_factory):
     """Starts each (server, openenv release) once per test session, on first use; stops them all at the end."""
     with contextlib.ExitStack() as stack:
-        started: dict[tuple[str, str], str] = {}
+        started: dict[tuple, str] = {}
 
-        def get(script: str, version: str) -> str:
-            if (script, version) not in started:
-                url, server = _serve(script, version, tmp_path_factory)
+        def get(script: str, version: str, *args: str) -> str:
+            """The URL of ``script`` (run with ``args`` after its port and session limit) under openenv ``version``."""
+            if (script, version, args) not in started:
+                url, server = _serve(script, version, tmp_path_factory, *args)
                 stack.enter_context(server)
-                started[script, version] = url
-            return started[script, version]
+                started[script, version, args] = url
+            return started[script, version, args]
 
         yield get
 

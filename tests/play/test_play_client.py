@@ -38,7 +38,9 @@ async def _walk(url: str, protocol: EpisodeProtocol, index: int):
 def test_grid_world_enum_replies_and_shaped_rewards(grid_any):
     protocol = _protocol(grid_any)
     assert not protocol.mcp and protocol.text_field == "action"
-    assert protocol.reply_format() == "Reply with exactly one of: UP, DOWN, LEFT, RIGHT (nothing else)."
+    assert protocol.reply_format() == (
+        "The action's `action` field: The direction to move.\nReply with exactly one of: UP, DOWN, LEFT, RIGHT (nothing else)."
+    )
     with TaskAPIClient(grid_any) as api:
         tiers = [task["tier"] for task in api.get_task_range("test")]
 
@@ -96,7 +98,7 @@ def test_mcp_environment_lists_tools_calls_them_and_shows_results(mcp_any):
     assert opening.tools[1].input_schema["properties"]["answer"]["type"] == "integer"
     # the reset's data sat in metadata: it is shown, never "{}"; the tools follow with their input schemas
     intro, tools = shown[0].split("\n\n")
-    assert intro == "Use the tools to answer the question.\nstatus: ready"
+    assert intro == "Use the tools to answer the question."  # the metadata's text; its status is bookkeeping
     assert tools.splitlines()[0] == "Tools you can call:"
     assert "- submit_answer: Submit the final answer (an integer); this ends the episode." in tools
     assert '"answer": {"type": "integer"}' in tools

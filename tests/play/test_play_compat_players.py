@@ -1,6 +1,7 @@
-"""The legal-move players of scripts/openenv_compat.py, fed the texts the eval shows (rendered by the client from
-observations shaped like OpenEnv's maze, grid_world, connect4, chess and reasoning_gym): their moves are legal and
-the search players finish. The matrix itself needs an OpenEnv checkout: `scripts/openenv-compat CHECKOUT`."""
+"""The players of the compatibility matrix (scripts/compat_players.py), fed the texts the eval shows (rendered by the
+client from schemas and observations shaped like OpenEnv's environments): the legal-move players' moves are legal and
+the search players finish; the prompt reader picks among the values a prompt states and replies in the format it
+asks for. The matrix itself needs an OpenEnv checkout: `scripts/openenv-compat CHECKOUT`."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from openenv_prime.client import observation_to_text
+import json
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "openenv_compat.py"
-spec = importlib.util.spec_from_file_location("openenv_compat", SCRIPT)
+from openenv_prime.client import observation_to_text, reply_to_action
+from openenv_prime.client.render import EpisodeProtocol
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "compat_players.py"
+spec = importlib.util.spec_from_file_location("compat_players", SCRIPT)
 compat = importlib.util.module_from_spec(spec)
 sys.modules[spec.name] = compat  # dataclasses look their module up while the script loads
 spec.loader.exec_module(compat)
@@ -21,8 +25,9 @@ LAYOUT = ["0010000", "0110110", "0000100", "1110101", "0000101", "0111100", "000
 MOVES = {0: (0, -1), 1: (0, 1), 2: (-1, 0), 3: (1, 0)}
 
 
-def request(texts: list[str]) -> dict:
-    return {"messages": [{"role": "user", "content": t} for t in texts]}
+def request(texts: list[str], system: str | None = None) -> dict:
+    head = [{"role": "system", "content": system}] if system else []
+    return {"messages": head + [{"role": "user", "content": t} for t in texts]}
 
 
 def open_cell(col: int, row: int) -> bool:
@@ -66,3 +71,127 @@ def test_board_game_players_pick_legal_moves():
 def test_reasoning_gym_player_answers_arithmetic_and_anything_else():
     assert compat.reasoning_gym_player(request(["Calculate 12 + 7 * 3 ="])) == "33"
     assert compat.reasoning_gym_player(request(["How many legs do 3 ducks have?"])) == "0"
+
+
+def test_textarena_player_searches_by_the_hints():
+    rules = "You have to guess the number between 1 and 20 within 10 turns. For example, [5]."
+    texts = [rules]
+    target, guess = 13, None
+    for _ in range(6):
+        guess = int(compat.guess_the_number_player(request(texts)).strip("[]"))
+        if guess == target:
+            break
+        hint = "higher" if target > guess else "lower"
+        texts.append(json.dumps({"content": f"{rules}\n[Player] [{guess}]\n[GAME] The target number is {hint}."}))
+    assert guess == target
+
+
+def test_wildfire_and_openspiel_players_answer_json_objects_with_legal_values():
+    grid = [1] * 16
+    grid[6] = 2
+    text = observation_to_text({"grid": grid, "width": 4, "height": 4, "remaining_water": 3})
+    assert json.loads(compat.wildfire_player(request([text]))) == {"action": "water", "x": 2, "y": 1}
+    dry = observation_to_text({"grid": grid, "width": 4, "height": 4, "remaining_water": 0})
+    assert json.loads(compat.wildfire_player(request([dry]))) == {"action": "wait"}
+    legal = observation_to_text({"info_state": [0.0] * 4, "legal_actions": [4, 7]})
+    assert json.loads(compat.openspiel_player(request([legal]))) == {"action_id": 4}
+
+
+# ---- the prompt reader, on prompts the client renders ------------------------------------------------------
+ENUM_SCHEMA = {
+    "$defs": {"MoveAction": {"enum": ["UP", "DOWN", "LEFT", "RIGHT"], "type": "string"}},
+    "properties": {"metadata": {"type": "object"}, "action": {"$ref": "#/$defs/MoveAction"}},
+    "required": ["action"], "type": "object",
+}
+COLUMN_SCHEMA = {"properties": {"column": {"type": "integer"}}, "required": ["column"], "type": "object"}
+OBJECT_SCHEMA = {  # openspiel's shape: a required id, optional settings
+    "properties": {"action_id": {"type": "integer"}, "game_name": {"type": "string", "default": "catch"}},
+    "required": ["action_id"], "type": "object",
+}
+FREE_SCHEMA = {"properties": {"message": {"type": "string"}}, "required": ["message"], "type": "object"}
+
+
+def _prompt(schema: dict, texts: list[str]) -> dict:
+    return request(texts, EpisodeProtocol(schema).instructions("Play the game."))
+
+
+def test_the_reader_picks_from_the_reply_formats_list_and_the_reply_is_an_action():
+    asked = _prompt(ENUM_SCHEMA, [observation_to_text({"x": 0, "y": 0, "message": "Go."})])
+    reading = compat.read_prompt(asked)
+    assert reading.values == ["UP", "DOWN", "LEFT", "RIGHT"]
+    assert reply_to_action(reading.reply, ENUM_SCHEMA) == {"action": "UP"}
+
+
+def test_the_reader_prefers_the_legal_values_an_observation_shows():
+    asked = _prompt(COLUMN_SCHEMA, [observation_to_text({"board": [[0] * 7] * 6, "legal_actions": [2, 3, 5]})])
+    reading = compat.read_prompt(asked)
+    assert reading.values == [2, 3, 5] and reply_to_action(reading.reply, COLUMN_SCHEMA) == {"column": 2}
+    shaped = _prompt(OBJECT_SCHEMA, [observation_to_text({"info_state": [0.0, 1.0], "legal_actions": [1, 4]})])
+    assert reply_to_action(compat.read_prompt(shaped).reply, OBJECT_SCHEMA) == {"action_id": 1}
+
+
+def test_the_reader_calls_the_first_listed_tool_with_its_required_arguments():
+    tools = "Tools you can call:\n- echo_message: Echo it.\n  input schema: " + json.dumps(
+        {"properties": {"message": {"type": "string"}}, "required": ["message"], "type": "object"})
+    reading = compat.read_prompt(request(["Ready.\n\n" + tools], "Call tools."))
+    assert reading.values == ["echo_message"]
+    assert json.loads(reading.reply) == {"tool": "echo_message", "arguments": {"message": "hello"}}
+
+
+def test_the_reader_reads_a_stated_range_in_the_prompts_own_format_and_otherwise_admits_it_does_not_know():
+    rules = "Guess the number between 1 and 20. Only a number in square brackets counts. For example, [5]."
+    reading = compat.read_prompt(_prompt(FREE_SCHEMA, [rules]))
+    assert reading.values[:2] == ["[1]", "[2]"] and len(reading.values) == 20 and reading.reply == "[1]"
+    nothing = compat.read_prompt(_prompt(FREE_SCHEMA, ["What is the capital of France?"]))
+    assert (nothing.values, nothing.pick, nothing.reply) == ([], None, "I do not know")
+    unstated = compat.read_prompt(_prompt(OBJECT_SCHEMA, ["info_state: [0.0]"]))
+    assert unstated.pick is None and json.loads(unstated.reply) == {"action_id": 0}  # the prompt's own example
+
+
+def _runner():
+    script = SCRIPT.with_name("openenv_compat.py")
+    runner_spec = importlib.util.spec_from_file_location("openenv_compat", script)
+    runner = importlib.util.module_from_spec(runner_spec)
+    sys.modules[runner_spec.name] = runner
+    runner_spec.loader.exec_module(runner)
+    return runner
+
+
+def test_the_matrix_says_whether_a_prompt_states_the_legal_values_and_counts_the_readers_illegal_picks():
+    import asyncio
+
+    runner = _runner()
+    assert runner.shown(["UP", "down", "LEFT", "RIGHT"], ["UP", "DOWN", "LEFT", "RIGHT"]) == "yes"
+    assert runner.shown([], ["break", "water", "wait"]) == "no"
+    assert runner.shown(["water", "fly"], ["break", "water", "wait"]) == "1 of 3, 1 not legal"
+    assert runner.shown([], None) == "free text"
+    policy = runner.ScriptedPolicy(compat.grid_world_player, compat.constant(["break", "water", "wait"]), reader=True)
+    unstated = _prompt(OBJECT_SCHEMA, ["info_state: [0.0]"])
+    listed = _prompt(ENUM_SCHEMA, ["x: 0\ny: 0"])
+    replies = asyncio.run(policy.complete([unstated["messages"], listed["messages"]]))
+    assert replies == ['{"action_id": 0}', "UP"]
+    assert policy.off_legal == 2 and policy.shown == ["no", "no, 4 not legal"]  # neither pick is break/water/wait
+    assert policy.first_prompt_chars == [sum(len(m["content"]) for m in p["messages"]) for p in (unstated, listed)]
+    legal = runner.ScriptedPolicy(compat.grid_world_player, compat.constant(["UP", "DOWN", "LEFT", "RIGHT"]))
+    assert asyncio.run(legal.complete([listed["messages"]])) == ["DOWN"] and legal.shown == ["yes"] and legal.off_legal == 0
+
+
+def test_the_matrix_imports_nothing_from_tests_and_serves_through_launch():
+    import ast as syntax
+
+    for path in (SCRIPT, SCRIPT.with_name("openenv_compat.py")):
+        tree = syntax.parse(path.read_text())
+        imported = {n.module for n in syntax.walk(tree) if isinstance(n, syntax.ImportFrom)} | {
+            a.name for n in syntax.walk(tree) if isinstance(n, syntax.Import) for a in n.names}
+        assert not {m for m in imported if m and m.split(".")[0] == "tests"}, path
+        assert "subprocess.Popen" not in path.read_text(), path  # servers start and stop in openenv_prime.envs.launch
+    assert "openenv_prime.envs.launch" in imported
+
+
+def test_the_reader_takes_allowed_values_stated_as_a_line_of_the_reply_format():
+    system = 'Reply with only a JSON object for the action, with these fields:\n- "action" (string, required): allowed values: break, water, wait\nFor example: {"action": "..."}'
+    reading = compat.read_prompt(request(["grid: [1, 2]"], system))
+    assert reading.values == ["break", "water", "wait"] and json.loads(reading.reply) == {"action": "break"}
+    bare = compat.read_prompt(request(["Snake."], "Reply with only a JSON value (integer).\nAllowed values: 0, 1, 2"))
+    assert bare.values == ["0", "1", "2"] and bare.reply == "0"  # typed as the reply format says
+    assert compat.read_prompt(request(["legal_players: [0]"], "Reply with anything.")).values == []  # players, not moves

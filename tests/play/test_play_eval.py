@@ -41,7 +41,7 @@ def test_eval_walks_the_grid_world_after_a_blunder(grid_server):
     # and what was wrong with "north"
     first = next(req for req in server.requests if user_texts(req)[0].startswith("Reach the goal at [1, 0]"))
     assert first["messages"][0]["content"] == (
-        DEFAULT_SYSTEM_PROMPT + "\n\nReply with exactly one of: UP, DOWN, LEFT, RIGHT (nothing else)."
+        DEFAULT_SYSTEM_PROMPT + "\n\nThe action's `action` field: The direction to move.\nReply with exactly one of: UP, DOWN, LEFT, RIGHT (nothing else)."
     )
     assert user_texts(first)[0] == "Reach the goal at [1, 0].\nx: 0\ny: 0"
     retry = next(req for req in server.requests if len(user_texts(req)) == 2 and user_texts(req)[0] == user_texts(first)[0])
@@ -80,7 +80,7 @@ def test_eval_cli_on_the_mcp_environment(mcp_server, tmp_path):
     assert {f["family"]: f["accuracy"] for f in report["families"]} == {"0": 0.5, "1": 1.0}
     # the model saw the reset's metadata and the tool listing first, never "{}", then the tool results
     seen = [user_texts(req) for req in server.requests]
-    assert all(texts[0].startswith("Use the tools to answer the question.\nstatus: ready\n\nTools you can call:") for texts in seen)
+    assert all(texts[0].startswith("Use the tools to answer the question.\n\nTools you can call:") for texts in seen)
     assert not any("{}" == text for texts in seen for text in texts)
     longest = max((texts for texts in seen if "What is 17 + 25?" in texts), key=len)
     assert longest[1] == "What is 17 + 25?"

@@ -45,7 +45,8 @@ def test_vf_eval_grid_world(grid_server, tmp_path):
         assert trace["stop_condition"] == "openenv_done"
     first = next(req for req in server.requests if user_texts(req)[0].startswith("Reach the goal at [1, 0]"))
     assert first["messages"][0]["content"] == (
-        "You act in an environment.\n\nReply with exactly one of: UP, DOWN, LEFT, RIGHT (nothing else)."
+        "You act in an environment.\n\nThe action's `action` field: The direction to move.\n"
+        "Reply with exactly one of: UP, DOWN, LEFT, RIGHT (nothing else)."
     )
     assert user_texts(first)[0] == "Reach the goal at [1, 0].\nx: 0\ny: 0"
 
@@ -66,5 +67,5 @@ def test_vf_eval_mcp_environment(mcp_server, tmp_path):
     system = server.requests[0]["messages"][0]["content"]
     assert system.startswith("You act in an environment.") and '{"tool": "<tool name>"' in system
     seen = [user_texts(req) for req in server.requests]
-    assert all(texts[0].startswith("Use the tools to answer the question.\nstatus: ready\n\nTools you can call:") for texts in seen)
+    assert all(texts[0].startswith("Use the tools to answer the question.\n\nTools you can call:") for texts in seen)
     assert any(texts[1:] == ["What is 58 + 39?"] for texts in seen)

@@ -1,6 +1,7 @@
-"""patches/check says what to install or set before doing anything: a prime-rl interpreter missing
-packages (hypothesis, psutil, setproctitle, pytest-timeout, ... all named), and a missing server
-interpreter (no .venv) named by its variable instead of a FileNotFoundError."""
+"""patches/check says what to install or set before doing anything: prime-rl's pinned verifiers when its
+submodule is empty (naming the pin), a verifiers checkout at another commit than the pin, a prime-rl
+interpreter missing packages (hypothesis, psutil, setproctitle, pytest-timeout, ... all named), and a
+missing server interpreter (no .venv) named by its variable instead of a FileNotFoundError."""
 
 from __future__ import annotations
 
@@ -23,11 +24,63 @@ def fake_checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return checkout
 
 
-def run_check(checkout: Path, **env: str) -> subprocess.CompletedProcess:
+def run_check(checkout: Path, *more: Path, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        ["bash", str(CHECK), str(checkout)], capture_output=True, text=True, timeout=120,
+        ["bash", str(CHECK), str(checkout), *map(str, more)], capture_output=True, text=True, timeout=120,
         env={**os.environ, **env},
     )
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True,
+                          env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def pinning_checkout(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A git prime-rl tree whose deps/verifiers submodule pins a commit but is not checked out (as in a
+    snapshot without submodules), and that pin."""
+    checkout = tmp_path_factory.mktemp("prime-rl-git")
+    (checkout / "src" / "prime_rl").mkdir(parents=True)
+    (checkout / "src" / "prime_rl" / "__init__.py").write_text("")
+    (checkout / "deps" / "verifiers").mkdir(parents=True)
+    pin = "a60a606ecc4d309247edf9ff92c3eabca362781f"
+    git(checkout, "init", "-q")
+    git(checkout, "add", "src")
+    git(checkout, "update-index", "--add", "--cacheinfo", f"160000,{pin},deps/verifiers")
+    git(checkout, "commit", "-q", "-m", "pin")
+    return checkout, pin
+
+
+def test_an_empty_verifiers_submodule_names_the_pin_and_the_second_argument(pinning_checkout) -> None:
+    checkout, pin = pinning_checkout
+    out = run_check(checkout, OPENENV_PRIME_SERVER_PYTHON=sys.executable)
+    assert out.returncode == 2
+    assert "deps/verifiers submodule is not checked out" in out.stderr and pin in out.stderr
+    assert "second argument" in out.stderr
+
+
+def test_a_verifiers_checkout_at_another_commit_than_the_pin_is_refused(pinning_checkout, tmp_path: Path) -> None:
+    checkout, pin = pinning_checkout
+    verifiers = tmp_path / "verifiers"
+    (verifiers / "verifiers" / "v1").mkdir(parents=True)
+    (verifiers / "pyproject.toml").write_text('[project]\nname = "verifiers"\n')
+    git(verifiers, "init", "-q")
+    git(verifiers, "add", ".")
+    git(verifiers, "commit", "-q", "-m", "not the pin")
+    out = run_check(checkout, verifiers, OPENENV_PRIME_SERVER_PYTHON=sys.executable)
+    assert out.returncode == 2
+    assert f"pins verifiers {pin}" in out.stderr and f"checkout {pin}" in out.stderr
+    assert git(verifiers, "rev-parse", "HEAD") in out.stderr
+
+
+def test_a_second_argument_that_is_not_verifiers_is_named(pinning_checkout, tmp_path: Path) -> None:
+    checkout, _ = pinning_checkout
+    out = run_check(checkout, tmp_path, OPENENV_PRIME_SERVER_PYTHON=sys.executable)
+    assert out.returncode == 2
+    assert f"{tmp_path} is not a verifiers source tree" in out.stderr
 
 
 def test_a_missing_server_interpreter_names_the_variable(fake_checkout: Path, tmp_path: Path) -> None:
@@ -45,15 +98,18 @@ def test_every_missing_package_is_named_with_the_install_line(fake_checkout: Pat
         pytest.skip("this interpreter cannot serve chain_sum (no openenv): the server check fires first")
     assert out.returncode == 2
     lacks = out.stderr.split("lacks:", 1)[1].splitlines()[0].split()
-    for package in ("hypothesis", "psutil", "setproctitle", "pytest-timeout", "torch==2.13.0", "verifiers==0.4.0", "pyzmq"):
+    for package in ("hypothesis", "psutil", "setproctitle", "pytest-timeout", "torch==2.13.0", "pyzmq",
+                    "PRIME_RL_CHECKOUT/deps/verifiers"):
         assert package in lacks
     assert "-m pip install" in out.stderr
 
 
 def test_install_lists_in_the_readme_and_the_check_agree() -> None:
+    """The manual install line (for PRIME_RL_PYTHON) lists what the check installs itself."""
     readme = (ROOT / "patches" / "README.md").read_text()
     install = readme.split("/tmp/venv-primerl/bin/pip install", 1)[1].split("PRIME_RL_PYTHON=", 1)[0]
     listed = set(install.replace("\\", " ").split())
-    for package in ("hypothesis", "psutil", "setproctitle", "pytest-timeout", "pyzmq", "torch==2.13.0", "verifiers==0.4.0"):
-        assert package in listed
-        assert package in CHECK.read_text()
+    packages = CHECK.read_text().split('PACKAGES="', 1)[1].split('"', 1)[0].split()
+    assert "torch==2.13.0" in packages and "pyzmq" in packages
+    assert set(packages) <= listed
+    assert "/tmp/prime-rl/deps/verifiers" in listed  # the pinned verifiers, not the registry's

@@ -62,7 +62,7 @@ def test_family_comes_from_the_configured_task_data_field(family_field, expected
 
 
 def test_a_taskset_without_the_family_field_is_rejected_by_name() -> None:
-    with pytest.raises(ValueError, match="no value at task data field 'family'.*''"):
+    with pytest.raises(ValueError, match="no family field 'family'.*kwargs.family_field.*''"):
         SamplerCore(plain_tasks(3))
     per_task = SamplerCore(plain_tasks(3), family_field="")
     assert len(set(per_task.family_by_key.values())) == 3
@@ -83,7 +83,7 @@ def test_rewards_and_costs_of_a_group_reach_update_of_its_family() -> None:
             ],
         )
     )
-    expected.update("2", [1.0, 0.0, 0.5], [15.0, 17.0, 15.0])
+    expected.update(expected.pool.tasks[5], [1.0, 0.0, 0.5], [15.0, 17.0, 15.0])  # the task itself (family "2")
     assert sampler.inner.state_dict() == expected.state_dict()
     assert sampler.metrics()["adapter/updates"] == 1.0
 
@@ -93,7 +93,7 @@ def test_success_threshold_binarizes_and_output_tokens_become_costs() -> None:
     sampler = SamplerCore(tasks, success_threshold=0.5, cost="output_tokens")
     expected = twin(tasks)
     sampler.observe(group(tasks[0], [trace(tasks[0], r, output_tokens=o) for r, o in [(0.7, 4), (0.2, 6)]]))
-    expected.update("1", [1.0, 0.0], [4.0, 6.0])
+    expected.update(expected.pool.tasks[0], [1.0, 0.0], [4.0, 6.0])
     assert sampler.inner.state_dict() == expected.state_dict()
 
 
@@ -110,7 +110,7 @@ def test_errored_traces_give_no_reward_but_their_tokens_are_counted() -> None:
     ]
     sampler.observe(group(task, traces) + [failed_episode(task)])
     # The errored trace's 30 tokens are shared by the two clean ones; the untrainable one is ignored.
-    expected.update("3", [1.0, 0.0], [35.0, 25.0])
+    expected.update(expected.pool.tasks[9], [1.0, 0.0], [35.0, 25.0])
     assert sampler.inner.state_dict() == expected.state_dict()
     assert sampler.metrics()["adapter/errored_rollouts"] == 2.0
 
@@ -125,7 +125,8 @@ def test_fully_errored_and_traceless_groups_are_counted_without_an_update() -> N
     assert sampler.inner.state_dict() == before
     metrics = sampler.metrics()
     assert metrics["adapter/errored_groups"] == 2.0
-    assert metrics["adapter/empty_groups"] == 1.0
+    assert metrics["adapter/unscored_groups"] == 1.0  # episodes, but no trainable trace to read
+    assert metrics["adapter/empty_groups"] == 0.0
     assert metrics["adapter/lost_tokens"] == 24.0
     assert metrics["adapter/updates"] == 0.0
     assert metrics["adapter/observed_groups"] == 3.0
@@ -136,7 +137,7 @@ def test_a_partial_group_updates_with_the_rollouts_that_arrived() -> None:
     sampler = SamplerCore(tasks, sampler_kwargs={"group_size": 8})
     expected = twin(tasks, group_size=8)
     sampler.observe(scored_group(tasks[4], [1.0, 0.0, 1.0]))
-    expected.update("2", [1.0, 0.0, 1.0], [15.0, 15.0, 15.0])
+    expected.update(expected.pool.tasks[4], [1.0, 0.0, 1.0], [15.0, 15.0, 15.0])
     assert sampler.inner.state_dict() == expected.state_dict()
 
 

@@ -180,7 +180,8 @@ rewards_or_bad = st.floats(0.0, 1.0) | st.sampled_from([float("nan"), None])
 @given(rollouts=st.lists(st.tuples(rewards_or_bad, st.booleans(), st.booleans(), st.booleans()), max_size=8))
 def test_rewards_are_read_from_exactly_the_traces_prime_rl_trains_on(rollouts) -> None:
     """Parity with prime-rl's own helper (`iter_trainable_traces`: clean, trainable, some
-    masked token); the adapter additionally leaves out NaN and missing rewards, and says so."""
+    masked token); the adapter additionally leaves out NaN and missing rewards, and counts every one of
+    them, on a trace with sampled tokens or not."""
     import math
 
     from prime_rl.orchestrator.algo.base import iter_trainable_traces
@@ -198,4 +199,7 @@ def test_rewards_are_read_from_exactly_the_traces_prime_rl_trains_on(rollouts) -
     usable = [t.reward for t in trained if t.rewards and math.isfinite(t.reward)]
     report = read_group(episodes)
     assert report.rewards == usable
-    assert report.nonfinite_rewards + report.missing_rewards == len(trained) - len(usable)
+    clean = [t for episode in episodes for t in episode.traces if t.agent.trainable and not t.has_error]
+    bad = [t for t in clean if not t.rewards or not math.isfinite(t.reward)]
+    assert report.nonfinite_rewards + report.missing_rewards == len(bad)
+    assert len(usable) + len(bad) + report.unsampled_traces == len(clean)

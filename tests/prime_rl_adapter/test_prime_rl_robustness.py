@@ -39,13 +39,27 @@ def test_a_non_finite_reward_is_left_out_and_the_rest_of_the_group_is_used(bad: 
     expected = make_sampler("curriculum", sampler_tasks(tasks, "family"), group_size=3)
     sampler.observe(scored_group(tasks[0], [1.0, bad, 0.0]))
     sampler.observe(scored_group(tasks[1], [bad, bad, bad]))
-    expected.update("1", [1.0, 0.0], [22.5, 22.5])  # the bad trace's 15 tokens shared by the others
+    expected.update(expected.pool.tasks[0], [1.0, 0.0], [22.5, 22.5])  # the bad trace's 15 tokens shared by the others
     assert sampler.inner.state_dict() == expected.state_dict()
     metrics = sampler.metrics()
     assert metrics["adapter/nonfinite_rewards"] == 4.0
     assert metrics["adapter/updates"] == 1.0
-    assert metrics["adapter/empty_groups"] == 1.0
+    assert metrics["adapter/unscored_groups"] == 1.0  # the all-bad group: episodes, no usable reward
+    assert metrics["adapter/empty_groups"] == 0.0
     assert len(messages) == 1 and "NaN or infinite reward" in messages[0]
+
+
+def test_a_non_finite_reward_is_counted_even_on_a_trace_without_sampled_tokens() -> None:
+    """A broken reward function shows in the metrics whatever else the trace lacks."""
+    tasks = family_tasks(FAMILIES)
+    sampler = SamplerCore(tasks, sampler_kwargs={"group_size": 2})
+    sampler.warn = lambda message: None
+    task = tasks[0]
+    sampler.observe(group(task, [trace(task, math.nan, sampled=False), trace(task, math.inf, sampled=False)]))
+    metrics = sampler.metrics()
+    assert metrics["adapter/nonfinite_rewards"] == 2.0
+    assert metrics["adapter/unsampled_traces"] == 0.0
+    assert metrics["adapter/unscored_groups"] == 1.0
 
 
 def test_a_trace_without_rewards_is_missing_not_zero() -> None:
@@ -55,7 +69,7 @@ def test_a_trace_without_rewards_is_missing_not_zero() -> None:
     expected = make_sampler("curriculum", sampler_tasks(tasks, "family"), group_size=2)
     task = tasks[4]
     sampler.observe(group(task, [trace(task, 1.0), rewardless(task)]))
-    expected.update("2", [1.0], [30.0])
+    expected.update(expected.pool.tasks[4], [1.0], [30.0])
     assert sampler.inner.state_dict() == expected.state_dict()
     assert sampler.metrics()["adapter/missing_rewards"] == 1.0
     assert any("without any reward" in message for message in messages)
@@ -67,7 +81,7 @@ def test_traces_without_sampled_tokens_are_not_read_as_prime_rl_skips_them() -> 
     expected = make_sampler("curriculum", sampler_tasks(tasks, "family"), group_size=2)
     task = tasks[8]
     sampler.observe(group(task, [trace(task, 1.0), trace(task, 0.0, sampled=False, output_tokens=0)]))
-    expected.update("3", [1.0], [25.0])
+    expected.update(expected.pool.tasks[8], [1.0], [25.0])
     assert sampler.inner.state_dict() == expected.state_dict()
     assert sampler.metrics()["adapter/unsampled_traces"] == 1.0
 
@@ -184,8 +198,13 @@ def test_observe_never_raises_and_accounts_for_every_group(groups) -> None:
             traces.append(t.model_copy(update={"rewards": {}}) if reward is None else t)
         sampler.observe(group(task, traces))
     counts = sampler.counts
-    assert counts["observed_groups"] + counts["unknown_task_groups"] + counts_of_empty_lists(groups) == len(groups)
-    assert counts["updates"] + counts["errored_groups"] + counts["empty_groups"] - counts_of_empty_lists(groups) == counts["observed_groups"]
+    assert counts["empty_groups"] == counts_of_empty_lists(groups)
+    assert counts["unknown_task_groups"] == sum(1 for index, rollouts in groups if rollouts and index >= len(tasks))
+    assert counts["observed_groups"] + counts["unknown_task_groups"] + counts["empty_groups"] == len(groups)
+    assert counts["updates"] + counts["errored_groups"] + counts["unscored_groups"] == counts["observed_groups"]
+    bad = [reward for index, rollouts in groups if index < len(tasks) for reward, ok, trainable, _ in rollouts
+           if ok and trainable and reward is not None and not math.isfinite(reward)]
+    assert counts["nonfinite_rewards"] == len(bad)
     assert all(math.isfinite(value) for value in sampler.metrics().values())
 
 

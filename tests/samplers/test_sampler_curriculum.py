@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openenv_prime.samplers import CurriculumSampler, Task
+from openenv_prime.samplers import CurriculumSampler, Task, flat_key_metrics
 from sampler_helpers import binary_group_st, chi_square, chi_square_critical, graded_group_st, make_pool, sizes_st
 
 FAST = settings(max_examples=40, deadline=None)
@@ -210,3 +210,35 @@ def test_metrics_are_finite_and_consistent(updates, draws):
     assert m["groups_with_signal"] == sum(max(r) - min(r) > sampler.tolerance for _, r in updates)
     assert m["draws"] == draws
     assert set(sampler.metrics(per_key=False)) == {k for k in m if not k.startswith("key/")}
+
+
+@FAST
+@given(sizes=st.lists(st.integers(1, 3), min_size=1, max_size=8), draws=st.integers(0, 40), top=st.integers(0, 10),
+       seed=st.integers(0, 2**31))
+def test_key_metrics_are_the_flat_metrics_as_dicts_and_top_is_the_most_drawn(sizes, draws, top, seed):
+    tasks = make_pool(sizes)
+    sampler = CurriculumSampler(tasks, seed=seed)
+    drawn = sampler.sample(draws)
+    for task in drawn[::2]:
+        sampler.update(task.key, [1.0, 0.0, 0.0, 1.0])
+    per_key = sampler.key_metrics()
+    assert list(per_key) == list(sampler.pool.keys)
+    assert {**sampler.metrics(per_key=False), **flat_key_metrics(per_key)} == sampler.metrics()
+    counts = {key: sum(t.key == key for t in drawn) for key in per_key}
+    best = sampler.key_metrics(top=top)
+    assert len(best) == min(top, len(per_key))
+    assert all(best[k] == per_key[k] for k in best)
+    assert all(counts[k] >= counts[o] for k in best for o in set(per_key) - set(best))
+    ranked = [counts[k] for k in best]
+    assert ranked == sorted(ranked, reverse=True)
+    chosen = list(per_key)[::-1][:2]
+    assert sampler.key_metrics(chosen) == {k: per_key[k] for k in chosen}
+
+
+def test_key_metrics_refuse_unknown_keys_and_bad_counts():
+    sampler = CurriculumSampler(make_pool([1, 2]))
+    with pytest.raises(KeyError, match="unknown key 'nope'"):
+        sampler.key_metrics(["k0", "nope"])
+    for bad in (-1, 1.5, True, "3"):
+        with pytest.raises(ValueError, match="top"):
+            sampler.key_metrics(top=bad)

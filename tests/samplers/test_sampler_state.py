@@ -30,10 +30,12 @@ class CheckpointMachine(RuleBasedStateMachine):
     def sample(self, n):
         assert self.live.sample(n) == self.resumed.sample(n)
 
-    @rule(k=st.integers(0, 4), rewards=st.one_of(binary_group_st, graded_group_st), with_costs=st.booleans())
-    def update(self, k, rewards, with_costs):
+    @rule(k=st.integers(0, 40), rewards=st.one_of(binary_group_st, graded_group_st), with_costs=st.booleans(),
+          by_task=st.booleans())
+    def update(self, k, rewards, with_costs, by_task):
         costs = [1.5 * (i + 1) for i in range(len(rewards))] if with_costs else None
-        key = self.keys[k % len(self.keys)]
+        # By key, or by the task itself (the curriculum then keeps evidence per task: taskevidence.py).
+        key = self.tasks[k % len(self.tasks)] if by_task else self.keys[k % len(self.keys)]
         self.live.update(key, rewards, costs)
         self.resumed.update(key, rewards, costs)
 

@@ -29,10 +29,11 @@ json_st = st.recursive(
 
 
 def _trained(kind, seed, groups):
+    """Sampled and updated, by key and by task (so that per-task evidence is in the state too)."""
     sampler = build(kind, TASKS, seed)
     for i, rewards in enumerate(groups):
         sampler.sample(1 + i % 3)
-        sampler.update(KEYS[i % 3], rewards, [1.0] * len(rewards))
+        sampler.update(TASKS[i % len(TASKS)] if i % 2 else KEYS[i % 3], rewards, [1.0] * len(rewards))
     return sampler
 
 
@@ -100,7 +101,7 @@ def test_a_mutated_valid_state_loads_whole_or_not_at_all(kind, seed, groups, dat
 
 
 @SOME
-@given(kind=st.sampled_from(KINDS), body=st.dictionaries(st.sampled_from(["rng", "stats", "curriculum", "cycles", "cursor", "epoch", "lineage"]), json_st))
+@given(kind=st.sampled_from(KINDS), body=st.dictionaries(st.sampled_from(["rng", "stats", "curriculum", "cycles", "cursor", "epoch", "lineage", "task_evidence"]), json_st))
 def test_an_arbitrary_json_body_in_a_valid_envelope_is_rejected_with_value_error(kind, body):
     target = _trained(kind, 3, [[1.0, 0.0], [0.0]])
     envelope = {name: target.state_dict()[name] for name in ("version", "sampler", "pool", "config")}

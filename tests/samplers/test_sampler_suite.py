@@ -1,25 +1,28 @@
-"""The world/peer suite (benchmarks/worlds/) runs, is reproducible, and its worlds obey their own rules.
-Numbers are read from the tables, not asserted here: these check structure."""
+"""The one simulator (benchmarks/worlds/): the suite and the tiers report run, runs are reproducible, worlds obey
+their own rules, samplers see only (task, rewards), and screening rollouts are paid for. Numbers are read from
+the tables, not asserted here: these check structure."""
 
 import importlib
-import importlib.util
 import pathlib
 import random
+import sys
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def _suite():
-    spec = importlib.util.spec_from_file_location("curriculum_suite", ROOT / "benchmarks" / "curriculum_suite.py")
-    spec.loader.exec_module(importlib.util.module_from_spec(spec))  # puts the repository root on sys.path
-    return importlib.import_module("benchmarks.worlds.suite")
+@pytest.fixture(scope="module")
+def worlds():
+    """The benchmarks.worlds package, imported from the repository root."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    names = ("suite", "tiers", "peers", "peers2025", "simulate", "worlds")
+    return {name: importlib.import_module(f"benchmarks.worlds.{name}") for name in names}
 
 
-
-def test_quick_mode_prints_a_table_per_world_with_every_sampler(capsys):
-    suite = _suite()
+def test_quick_mode_prints_a_table_per_world_with_every_sampler(worlds, capsys):
+    suite = worlds["suite"]
     assert suite.main(["--quick"]) == 0
     out = capsys.readouterr().out
     chunks = out.split("### ")[1:]
@@ -47,8 +50,16 @@ def test_quick_mode_prints_a_table_per_world_with_every_sampler(capsys):
     assert f"`curriculum` meets the bar in {sum(row[-1] == 'yes' for row in rows)}/{len(rows)} worlds" in out
 
 
-def test_runs_are_reproducible_and_samplers_differ():
-    suite = _suite()
+def test_the_tiers_report_prints_its_table_and_ratios(worlds, capsys):
+    assert worlds["tiers"].main(["--seeds", "2", "--budget", "6000"]) == 0
+    out = capsys.readouterr().out
+    for name in ("sequential (tier order)", "uniform", "curriculum (binary, RFC)", "predicted signal share",
+                 "curriculum / uniform"):
+        assert name in out
+
+
+def test_runs_are_reproducible_and_samplers_differ(worlds):
+    suite = worlds["suite"]
     world = suite.WORLDS["late"]
     again = [suite.simulate(world, suite.SAMPLERS["curriculum"], 3, budget=3000) for _ in range(2)]
     assert again[0] == again[1]
@@ -57,37 +68,88 @@ def test_runs_are_reproducible_and_samplers_differ():
 
 
 @pytest.mark.parametrize("name", ["random", "graded", "coinflip", "ordered"])
-def test_only_groups_whose_successes_differ_teach_and_only_learnable_families_learn(name):
-    suite = _suite()
-    world = suite.WORLDS[name](seed=1)
+def test_only_groups_whose_successes_differ_teach_and_only_learnable_families_learn(worlds, name):
+    world = worlds["worlds"].WORLDS[name](seed=1)
     rng = random.Random(0)
     g = world.group_size
+    members = world.layout.members
     for family, kind in enumerate(world.kinds):
+        task = members[family][-1]
+        assert world.layout.family_of[task] == family
         before = list(world.logits)
         for successes in (0, g):
-            assert not world.teach(family, successes)
+            assert not world.teach(task, successes)
         assert world.logits == before
-        taught = world.teach(family, g // 2)
+        taught = world.teach(task, g // 2)
         assert taught == (kind == "learn") and (world.logits != before) == taught
-        rewards, successes = world.rewards(family, world.probs()[family], rng)
-        assert len(rewards) == g and successes == sum(r >= world.success_reward for r in rewards)
+        rewards = world.rewards(task, world.task_p(task), g, rng)
+        assert len(rewards) == g
     if name == "graded":  # partial credit and format noise never reach a success
-        dead = world.kinds.index("dead")
+        dead = members[world.kinds.index("dead")][0]
         for _ in range(50):
-            rewards, successes = world.rewards(dead, 0.0, rng)
-            assert successes == 0 and max(rewards) < world.success_reward and max(rewards) > min(rewards)
+            rewards = world.rewards(dead, 0.0, g, rng)
+            assert max(rewards) < world.success_reward and max(rewards) > min(rewards)
+    if name == "ordered":  # a tier's tasks are alike; elsewhere tasks of a family differ
+        assert len(set(world.task_offset)) == 1
+    else:
+        assert len(set(world.task_offset)) == len(world.task_offset)
 
 
-def test_peers_see_only_families_and_rewards():
-    suite = _suite()
-    peers = importlib.import_module("benchmarks.worlds.peers")
+def test_samplers_see_only_tasks_and_rewards(worlds):
+    suite, peers = worlds["suite"], worlds["peers"]
     seen = []
 
     class Spy(peers.Uniform):
-        def update(self, family, rewards):
-            seen.append((family, tuple(rewards)))
+        def update(self, task, rewards):
+            seen.append((task, tuple(rewards)))
 
-    run = suite.simulate(suite.WORLDS["late"], lambda k, g, seed, success: Spy(k, g, seed, success), 0, budget=2000)
-    assert seen and all(isinstance(f, int) and len(r) == 8 for f, r in seen)
+    make = lambda layout, g, seed, success: Spy(layout, g, seed, success)  # noqa: E731
+    run = suite.simulate(suite.WORLDS["late"], make, 0, budget=2000)
+    assert seen and all(isinstance(t, int) and len(r) == 8 for t, r in seen)
     assert len(seen) < 2000 // 8  # late feedback: the last steps' groups have not arrived
     assert 0.0 <= run.signal <= 1.0 and run.predicted is None
+
+
+def test_the_package_samplers_hear_each_group_as_its_task_with_g_binary_rewards(worlds):
+    suite = worlds["suite"]
+    from openenv_prime.samplers import CurriculumSampler, Task
+
+    seen = []
+    original = CurriculumSampler.update
+
+    def spy(self, key, rewards, costs=None):
+        seen.append((key, tuple(rewards)))
+        return original(self, key, rewards, costs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(CurriculumSampler, "update", spy)
+        suite.simulate(suite.WORLDS["ordered"], suite.SAMPLERS["curriculum"], 0, budget=4000)
+    assert seen and all(isinstance(t, Task) and set(r) <= {0.0, 1.0} and len(r) == 8 for t, r in seen)
+
+
+def test_speed_rl_pays_for_its_screening_rollouts(worlds):
+    """Every rollout is an episode of the budget: 8 per trained group, 4 per prompt screened out."""
+    suite, peers2025 = worlds["suite"], worlds["peers2025"]
+    screens, trained = [], []
+
+    class Counted(peers2025.SPEEDRL):
+        def sample(self, n):
+            rollout = self.rollout
+
+            def counted(task, k):
+                screens.append(k)
+                return rollout(task, k)
+
+            self.rollout = counted
+            try:
+                kept = super().sample(n)
+            finally:
+                self.rollout = rollout
+            trained.extend(kept)
+            return kept
+
+    run = suite.simulate(suite.WORLDS["random"], lambda *a: Counted(*a), 2, budget=3000)
+    assert screens and set(screens) == {4} and all(len(prefix) == 4 for _, prefix in trained)
+    rejected = len(screens) - len(trained)
+    assert rejected > 0
+    assert run.episodes == 4 * rejected + 8 * len(trained)

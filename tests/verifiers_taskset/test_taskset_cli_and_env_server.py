@@ -1,5 +1,6 @@
-"""The taskset through verifiers' own entry points: the `vf-eval` CLI and the zmq env server
-(the path prime-rl's orchestrator uses), against real servers."""
+"""The taskset through verifiers' own entry points: the v1 eval CLI (`vf-eval` in verifiers 0.4,
+`eval` in prime-rl's pinned generation) and the zmq env server (the path prime-rl's orchestrator
+uses), against real servers."""
 
 from __future__ import annotations
 
@@ -9,22 +10,25 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import verifiers.v1 as vf
 from verifiers.v1.serve.client import EnvClient
 from verifiers.v1.serve.server import EnvServer
 from verifiers.v1.utils.loaders import resolve_env_config
 
+from openenv_prime.verifiers_taskset.generations import eval_command
 from tests.verifiers_taskset.conftest import CORRECT_TIERS
 from tests.verifiers_taskset.helpers import MODEL
 
-VF_EVAL = Path(sys.executable).with_name("vf-eval")
 
-
-def vf_eval(openenv_url: str, model_url: str, out: Path, *extra: str, model: str = MODEL) -> subprocess.CompletedProcess:
+def vf_eval(
+    openenv_url: str, model_url: str, out: Path, *extra: str, model: str = MODEL, **options: Any
+) -> subprocess.CompletedProcess:
+    """The installed generation's eval CLI, with `options` as `eval_command` takes them."""
+    program, *args = eval_command(model=model, model_base_url=model_url, output_dir=str(out), run_name="run", **options)
     command = [
-        str(VF_EVAL), "openenv-prime", "-m", model, "--client.base-url", model_url, "--no-push", "--no-rich",
-        "-o", str(out), "--run.name", "run", "--env.taskset.base-url", openenv_url, *extra,
+        str(Path(sys.executable).with_name(program)), *args, "--no-rich", "--env.taskset.base-url", openenv_url, *extra,
     ]
     env = {**os.environ, "PRIME_API_KEY": "", "HF_HUB_OFFLINE": "1"}
     return subprocess.run(command, capture_output=True, text=True, timeout=240, env=env, cwd=out.parent)
@@ -39,8 +43,7 @@ def test_vf_eval_writes_traces_with_keys_families_and_rewards(chain_sum_server, 
     out = tmp_path / "outputs"
     done = vf_eval(
         chain_sum_server, scripted_model.url, out,
-        "--env.taskset.splits", '["test"]', "-n", "10", "-r", "2", "-c", "8",
-        "--select.shuffle", "true", "--select.seed", "3",
+        "--env.taskset.splits", '["test"]', num_tasks=10, rollouts=2, concurrency=8, shuffle=True,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     episodes = read_traces(out)

@@ -142,7 +142,7 @@ def test_other_harnesses_stay_selectable(chain_sum_server):
 
 def test_reward_mode_and_clip(chain_sum_server, scripted_model):
     env = make_env(chain_sum_server, splits=["test"], task={"reward_mode": "max", "reward_clip": [0.0, 0.5]})
-    (episode,) = _run(env, list(env.taskset.take(1)), scripted_model.url)
+    (episode,) = _run(env, [next(iter(env.taskset))], scripted_model.url)
     assert reward_of(episode) == 0.5
     with pytest.raises(ValueError, match="low > high"):
         make_env(chain_sum_server, task={"reward_clip": [1.0, 0.0]})

@@ -82,7 +82,7 @@ def test_server_down_at_load_names_the_url():
 def test_id_field_missing_falls_back_to_content_hash_keys_with_a_warning(chain_sum_server):
     with pytest.warns(UserWarning, match=r"1000 of 1000 task specs .* no id field 'no_such_field'.*--env.taskset.id-field"):
         tasks = _load(chain_sum_server, splits=["test"], id_field="no_such_field", family_field=None)
-    assert all(t.data.id.startswith("sha256:") and t.data.family is None for t in tasks)
+    assert all(t.data.id.startswith("sha256:") and t.data.family == "all" for t in tasks)
     assert len({t.key for t in tasks}) == len(tasks)
 
 

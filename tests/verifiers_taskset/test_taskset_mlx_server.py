@@ -14,6 +14,7 @@ from tests.support.processes import free_port, serving
 from tests.verifiers_taskset.test_taskset_cli_and_env_server import read_traces, vf_eval
 
 pytestmark = pytest.mark.slow
+pytest.importorskip("mlx_lm", reason="mlx_lm is not installed here (the mlx extra): no model server to evaluate")
 
 
 @pytest.fixture
@@ -33,9 +34,9 @@ def mlx_server(tmp_path):
 def test_vf_eval_with_mlx_lm_server_writes_traces(chain_sum_server, mlx_server, tmp_path):
     out = tmp_path / "outputs"
     done = vf_eval(
-        chain_sum_server, mlx_server, out, "--env.taskset.splits", '["test"]', "-n", "4", "-r", "2", "-c", "4",
-        "--select.shuffle", "true", "--sampling.max-tokens", "6", "--env.taskset.max-invalid-actions", "1",
-        model="default_model",  # mlx_lm.server's name for the model it was started with
+        chain_sum_server, mlx_server, out, "--env.taskset.splits", '["test"]',
+        "--sampling.max-tokens", "6", "--env.taskset.max-invalid-actions", "1",
+        num_tasks=4, rollouts=2, concurrency=4, shuffle=True, model="default_model",  # mlx_lm.server's name for the model it was started with
     )
     assert done.returncode == 0, done.stderr[-3000:]
     episodes = read_traces(out)

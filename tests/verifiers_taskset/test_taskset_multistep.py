@@ -1,5 +1,7 @@
 """Multi-step episodes, JSON-object actions, step limits and reward aggregation, on a small real
-OpenEnv server (`guess_server.py`: guess a number from 1 to 6, -0.25 per miss, 1.0 on the hit)."""
+OpenEnv server (`guess_server.py`: guess a number from 1 to 6, -0.25 per miss, 1.0 on the hit). Its optional `note`
+(default "") is a setting the model is not offered unless `action_fields` names it; these tests name it, so replies
+are JSON objects."""
 
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ def counting(request):
 
 
 def _episodes(url, model_url, **taskset):
-    taskset = {"family_field": "level", "check_reset": False, **taskset}  # every guess task starts alike
+    taskset = {"family_field": "level", "check_reset": False, "action_fields": ["note"], **taskset}  # all start alike
     env = make_env(url, **taskset)
     tasks = list(env.taskset)
     return tasks, asyncio.run(run_episodes(env, tasks, model_url))
@@ -45,7 +47,7 @@ def test_multistep_rewards_sum_per_step_and_json_actions(guess_server):
         tasks, episodes = _episodes(guess_server, model_url, family_field="level", observation_field="feedback")
     assert [t.key for t in tasks] == [f"guess/test/guess-{t}" for t in range(1, 7)]
     assert [t.data.family for t in tasks] == ["1", "0", "1", "0", "1", "0"]
-    assert "JSON object" in tasks[0].data.system_prompt and "guess" in tasks[0].data.system_prompt
+    assert "JSON object" in tasks[0].data.system_prompt and '- "note" (string, optional, default "")' in tasks[0].data.system_prompt
     for target, episode in enumerate(episodes, start=1):
         (trace,) = episode.traces
         record = trace.info["openenv"]
@@ -73,8 +75,8 @@ def test_max_steps_and_reward_modes(guess_server, task, expected):
     assert got[5].metrics["openenv_steps"] == 3.0
 
 
-def test_a_plain_reply_to_a_json_action_is_invalid_and_fed_back(guess_server):
-    server = ScriptedOpenAIServer(fixed("3"))
+def test_a_reply_that_is_no_action_is_invalid_and_fed_back(guess_server):
+    server = ScriptedOpenAIServer(fixed("three"))  # no JSON object, and no value of the one required field either
     with server as model_url:
         _, episodes = _episodes(guess_server, model_url, max_invalid_actions=1)
     for episode in episodes:
@@ -83,3 +85,14 @@ def test_a_plain_reply_to_a_json_action_is_invalid_and_fed_back(guess_server):
         assert trace.metrics["openenv_invalid_actions"] == 2.0 and trace.reward == 0.0
     feedback = [r["messages"][-1]["content"] for r in server.requests if len(r["messages"]) == 4]
     assert feedback and all("not a valid action" in text for text in feedback)
+
+
+def test_a_setting_with_a_default_is_not_offered_and_a_bare_value_is_the_action(guess_server):
+    server = ScriptedOpenAIServer(fixed("3"))
+    with server as model_url:
+        tasks, episodes = _episodes(guess_server, model_url, action_fields=[], max_steps=2)
+    system = tasks[0].data.system_prompt
+    assert "note" not in system and "Reply with only a JSON value (integer) for the action's `guess` field." in system
+    rewards = {t.data.spec["target"]: e.traces[0].info["openenv"]["rewards"] for t, e in zip(tasks, episodes)}
+    assert rewards[3] == [1.0] and rewards[1] == [-0.25, -0.25]
+    assert all(e.traces[0].metrics["openenv_invalid_actions"] == 0 for e in episodes)

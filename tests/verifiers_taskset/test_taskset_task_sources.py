@@ -45,7 +45,7 @@ def test_task_list_tasks_carry_their_reset_arguments(partial_servers, seeds_file
     assert [t.key for t in tasks] == [f"say/test/seed-{s}" for s in range(1, 7)]
     assert [t.data.reset for t in tasks] == [{"seed": s} for s in range(1, 7)]
     assert [t.data.family for t in tasks] == [str((10 + s) % 2) for s in range(1, 7)]
-    assert _load(partial_servers["no-task-api"], tasks=str(seeds_file), splits=["test"], family_field=None)[0].data.family is None
+    assert _load(partial_servers["no-task-api"], tasks=str(seeds_file), splits=["test"], family_field=None)[0].data.family == "all"
 
 
 def test_reset_ignoring_server_fails_at_load(partial_servers):
@@ -57,9 +57,9 @@ def test_reset_ignoring_server_fails_at_load(partial_servers):
 
 def test_missing_family_field_is_an_error_naming_the_setting(partial_servers, seeds_file):
     with pytest.raises(ValueError, match=r"no family field 'tier'.*--env.taskset.family-field.*null for no families"):
-        _load(partial_servers["list-tasks-only"], splits=["test"])
+        _load(partial_servers["list-tasks-only"], splits=["test"], family_field="tier")
     with pytest.raises(ValueError, match=r"task list .*seeds.jsonl.*no family field 'tier'"):
-        _load(partial_servers["no-task-api"], tasks=str(seeds_file))
+        _load(partial_servers["no-task-api"], tasks=str(seeds_file), family_field="tier")
 
 
 def test_vf_eval_with_a_task_list_on_a_server_without_task_api(partial_servers, seeds_file, tmp_path):

@@ -75,7 +75,8 @@ class ChainSumTaskset(IndexedTasks):
 
     def list_splits(self) -> list[dict[str, Any]]:
         return [
-            {"name": s, "type": s, "num_tasks": n * len(self.tiers), "num_tiers": len(self.tiers), "per_tier": n}
+            {"name": s, "type": s, "num_tasks": n * len(self.tiers), "num_tiers": len(self.tiers), "per_tier": n,
+             "family_field": "tier"}
             for s, n in self.per_tier.items()
         ]
 

@@ -8,6 +8,12 @@ its own seed range, so the seeds of train and test, and of any two tiers, never 
 depend on its position in reasoning-gym's registry, not on the order of --datasets, so a task id names
 the same problem in any server. Seeds stay below 2**32 (numpy-seeded datasets need that).
 
+The optional split ``heldout`` (``per_tier["heldout"]``, `serve reasoning-gym --heldout-size N`) holds test items
+whose questions no train item of their block asks, each question once: item ``local`` is the ``local``-th test seed
+of the block with a question new to the block's train split and to the heldout items before it. On a tier with
+few distinct problems (two one-digit terms: about 100) the test split repeats train's questions; ``heldout`` never
+does, and a tier with too few new questions is refused when the server starts (`check_heldout`).
+
 Side-effect free and cheap on a fresh instance: openenv builds a new environment per Task API request.
 """
 
@@ -21,10 +27,11 @@ from openenv_prime.envs.taskspecs import IndexedTasks
 from openenv_prime.envs.reasoning_gym_tiers.tiers import MAX_TIERS, DatasetError, DatasetTier, dataset_tiers
 
 ENV_NAME = "reasoning_gym"
+HELDOUT = "heldout"
 DEFAULT_PER_TIER = {"train": 10_000, "test": 200}
 _TIER_STRIDE = 1_000_000
 _DATASET_STRIDE = MAX_TIERS * _TIER_STRIDE
-_SPLIT_OFFSET = {"train": 0, "test": 2**31}
+_SPLIT_OFFSET = {"train": 0, "test": 2**31, HELDOUT: 2**31}  # heldout items are test items (seeds from test's range)
 
 
 @lru_cache(maxsize=None)
@@ -34,12 +41,34 @@ def _registry_position(dataset: str) -> int:
     return sorted(DATASETS).index(dataset)
 
 
-@lru_cache(maxsize=8192)
-def _item(dataset: str, num_tiers: int, tier: int, seed: int) -> dict[str, Any]:
+def _make_item(dataset: str, num_tiers: int, tier: int, seed: int) -> dict[str, Any]:
     from reasoning_gym import create_dataset
 
     config = dataset_tiers(dataset, num_tiers)[tier].config_dict()
     return create_dataset(dataset, **config, seed=seed, size=1)[0]
+
+
+_item = lru_cache(maxsize=8192)(_make_item)
+
+
+@lru_cache(maxsize=None)
+def _heldout_seeds(dataset: str, num_tiers: int, tier: int, train_base: int, train_size: int, test_base: int,
+                   size: int) -> tuple[int, ...]:
+    """The first `size` test seeds of a block whose questions no train item of the block asks, each question once."""
+    asked = {_make_item(dataset, num_tiers, tier, train_base + i)["question"] for i in range(train_size)}
+    seeds: list[int] = []
+    scanned = min(_TIER_STRIDE, 20_000 + 50 * size)
+    for seed in range(test_base, test_base + scanned):
+        question = _make_item(dataset, num_tiers, tier, seed)["question"]
+        if question not in asked:
+            asked.add(question)
+            seeds.append(seed)
+            if len(seeds) == size:
+                return tuple(seeds)
+    raise DatasetError(
+        f"{dataset}/{tier} has only {len(seeds)} questions that none of its {train_size} train items asks (in its first "
+        f"{scanned} test seeds), fewer than --heldout-size {size}; lower --heldout-size or --train-size, or drop the tier"
+    )
 
 
 def check_datasets(datasets: Sequence[str], num_tiers: int) -> None:
@@ -90,6 +119,8 @@ class ReasoningGymTaskset(IndexedTasks):
         for split, size in self.per_tier.items():
             if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= _TIER_STRIDE:
                 raise ValueError(f"--{split}-size must be an integer from 1 to {_TIER_STRIDE}, got {size!r}")
+        if HELDOUT in self.per_tier and "train" not in self.per_tier:
+            raise ValueError("a heldout split is held out from the train split: per_tier needs a train size too")
 
     @property
     def families(self) -> list[str]:
@@ -101,15 +132,35 @@ class ReasoningGymTaskset(IndexedTasks):
         return self.per_tier[split]
 
     def seed_base(self, split: str, dataset: str, tier: int) -> int:
-        """The reasoning-gym seed of item 0 of (split, dataset, tier)."""
+        """The reasoning-gym seed of item 0 of (split, dataset, tier) (for heldout: where its scan of test seeds starts)."""
         return _SPLIT_OFFSET[split] + _registry_position(dataset) * _DATASET_STRIDE + tier * _TIER_STRIDE
+
+    def heldout_seeds(self, dataset: str, tier: int) -> tuple[int, ...]:
+        """The seeds of (dataset, tier)'s heldout items; a DatasetError when the tier has too few new questions."""
+        return _heldout_seeds(dataset, self.num_tiers, tier, self.seed_base("train", dataset, tier), self.per_tier["train"],
+                              self.seed_base("test", dataset, tier), self.per_tier[HELDOUT])
+
+    def check_heldout(self) -> None:
+        """Find every block's heldout items now (a server calls this before serving); one DatasetError names each tier
+        without enough questions that train never asks. Nothing to do without a heldout split."""
+        if HELDOUT not in self.per_tier:
+            return
+        problems = []
+        for name in self.datasets:
+            for tier in range(self.num_tiers):
+                try:
+                    self.heldout_seeds(name, tier)
+                except DatasetError as error:
+                    problems.append(str(error))
+        if problems:
+            raise DatasetError("; ".join(problems))
 
     # -- Task API -------------------------------------------------------------------------------
 
     def list_splits(self) -> list[dict[str, Any]]:
         return [
             {"name": s, "type": s, "num_tasks": n * len(self.families), "datasets": list(self.datasets),
-             "num_tiers": self.num_tiers, "per_tier": n}
+             "num_tiers": self.num_tiers, "per_tier": n, "family_field": "family"}
             for s, n in self.per_tier.items()
         ]
 
@@ -125,6 +176,7 @@ class ReasoningGymTaskset(IndexedTasks):
             raise TaskIndexError(f"task index {index!r} out of range for split {split!r} (0..{total - 1})")
         block, local = divmod(index, per_tier)
         dataset, tier = self.datasets[block // self.num_tiers], block % self.num_tiers
+        seed = self.heldout_seeds(dataset, tier)[local] if split == HELDOUT else self.seed_base(split, dataset, tier) + local
         return {
             "id": f"{dataset}/{split}/t{tier}/{local}",
             "split": split,
@@ -133,7 +185,7 @@ class ReasoningGymTaskset(IndexedTasks):
             "dataset": dataset,
             "tier": tier,
             "local_index": local,
-            "seed": self.seed_base(split, dataset, tier) + local,
+            "seed": seed,
         }
 
 

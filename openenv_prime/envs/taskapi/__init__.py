@@ -1,7 +1,7 @@
 """The Task API for any OpenEnv environment class, added from outside: the class's code is never edited.
 
-    from openenv_prime.envs.taskapi import create_app_with_tasks, SeedSource
-    app = create_app_with_tasks(GridWorldEnvironment, "tasks.jsonl")   # or SeedSource(100), or a callable
+    from openenv_prime.envs.taskapi import create_app_with_tasks, SeedTasks
+    app = create_app_with_tasks(GridWorldEnvironment, "tasks.jsonl")   # or SeedTasks(100), or a callable
     # uvicorn.run(app) -- or openenv_prime.envs.serve.serve_with_tasks(...), or
     # `openenv-prime serve MODULE:CLASS --tasks tasks.jsonl`
 
@@ -16,11 +16,11 @@ One module per job: `source` (the Task API answered from a task source, with its
 `source`, `seeds`, `tasklist` and `resetargs` do not import `openenv`; the others do.
 """
 
-from openenv_prime.envs.taskapi.seeds import SeedSource
-from openenv_prime.envs.taskapi.source import TaskSource
-from openenv_prime.envs.taskapi.tasklist import TaskListSource, as_task_source
+from openenv_prime.envs.taskapi.seeds import SeedTasks
+from openenv_prime.envs.taskapi.source import TaskProvider
+from openenv_prime.envs.taskapi.tasklist import JsonlTasks, as_task_provider
 
-__all__ = ["SeedSource", "TaskListSource", "TaskSource", "as_task_source", "create_app_with_tasks", "with_task_api"]
+__all__ = ["JsonlTasks", "SeedTasks", "TaskProvider", "as_task_provider", "create_app_with_tasks", "with_task_api"]
 
 
 def __getattr__(name: str):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import re
 from typing import Any
 
 from openenv.core.env_server.http_server import create_app
@@ -13,15 +12,10 @@ from openenv.core.env_server.types import ConcurrencyConfig
 
 from openenv_prime.envs.errors import add_task_error_handlers
 from openenv_prime.envs.taskapi.classes import load_class, resolve_classes
+from openenv_prime.envs.taskapi.naming import env_name_for
 from openenv_prime.envs.taskapi.wrap import with_task_api
 
 DEFAULT_MAX_SESSIONS = 64
-
-
-def default_env_name(env_cls: type) -> str:
-    """OpenEnv's naming: GridWorldEnvironment -> grid_world_env, EchoEnvironment -> echo_env."""
-    stem = re.sub(r"(Environment|Env)$", "", env_cls.__name__) or env_cls.__name__
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", stem).lower() + "_env"
 
 
 def create_app_with_tasks(
@@ -39,7 +33,7 @@ def create_app_with_tasks(
     """The app: Task API routes under ``/{env_name}/...`` answered from `tasks`, episodes over ``/ws``.
 
     `env`: the environment class, or ``"MODULE:CLASS"`` (imported with `paths` first on sys.path).
-    `tasks`: a `TaskSource` (e.g. `SeedSource(100)`), a JSONL task-list path, or a callable returning
+    `tasks`: a `TaskProvider` (e.g. `SeedTasks(100)`), a JSONL task-list path, or a callable returning
     task-list records. `env_kwargs` go to the class's constructor. `max_sessions` defaults to 64, or 1
     for a class without ``SUPPORTS_CONCURRENT_SESSIONS`` (openenv refuses more for it).
     Raises ValueError/TypeError naming what is wrong before anything is served."""
@@ -48,6 +42,30 @@ def create_app_with_tasks(
     observation_cls = load_class(observation_cls, paths) if isinstance(observation_cls, str) else observation_cls
     wrapped = with_task_api(env_cls, tasks)
     action_cls, observation_cls, state_cls = resolve_classes(env_cls, action_cls, observation_cls)
+    concurrency = concurrency_config(env_cls, max_sessions, session_timeout)
+    factory = functools.partial(wrapped, **env_kwargs) if env_kwargs else wrapped
+    try:  # fail now, not in the first request, when the class cannot be built
+        factory().close()
+    except Exception as error:
+        raise ValueError(f"cannot construct {env_cls.__qualname__}({kwargs_text(env_kwargs)}): {error!r}") from error
+    extra: dict[str, Any] = {}
+    if state_cls is not None and "state_cls" in inspect.signature(create_app).parameters:  # openenv >= 0.10
+        extra["state_cls"] = state_cls
+    app = create_app(
+        factory,
+        action_cls,
+        observation_cls,
+        env_name=env_name or env_name_for(env_cls),
+        concurrency_config=concurrency,
+        **extra,
+    )
+    add_task_error_handlers(app)
+    return app
+
+
+def concurrency_config(env_cls: type, max_sessions: int | None, session_timeout: float | None) -> ConcurrencyConfig:
+    """openenv's session limits for `env_cls`: `max_sessions` defaults to 64, or 1 for a class without
+    ``SUPPORTS_CONCURRENT_SESSIONS`` (openenv refuses more for it); bad values raise ValueError naming the flag."""
     concurrent = bool(getattr(env_cls, "SUPPORTS_CONCURRENT_SESSIONS", False))
     if max_sessions is None:
         max_sessions = DEFAULT_MAX_SESSIONS if concurrent else 1
@@ -60,25 +78,8 @@ def create_app_with_tasks(
         )
     if session_timeout is not None and not session_timeout > 0:
         raise ValueError(f"--session-timeout must be positive seconds, got {session_timeout!r}")
-    factory = functools.partial(wrapped, **env_kwargs) if env_kwargs else wrapped
-    try:  # fail now, not in the first request, when the class cannot be built
-        factory().close()
-    except Exception as error:
-        raise ValueError(f"cannot construct {env_cls.__qualname__}({_kwargs_text(env_kwargs)}): {error!r}") from error
-    extra: dict[str, Any] = {}
-    if state_cls is not None and "state_cls" in inspect.signature(create_app).parameters:  # openenv >= 0.10
-        extra["state_cls"] = state_cls
-    app = create_app(
-        factory,
-        action_cls,
-        observation_cls,
-        env_name=env_name or default_env_name(env_cls),
-        concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=session_timeout),
-        **extra,
-    )
-    add_task_error_handlers(app)
-    return app
+    return ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=session_timeout)
 
 
-def _kwargs_text(kwargs: dict[str, Any] | None) -> str:
+def kwargs_text(kwargs: dict[str, Any] | None) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in (kwargs or {}).items())

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openenv_prime.envs.errors import TaskRequestError
-from openenv_prime.envs.taskapi.source import TaskSource
+from openenv_prime.envs.taskapi.source import TaskProvider
 
 BOOKKEEPING = ("episode_id",)
 """Reset arguments openenv itself sends; dropped when `reset` does not take them, never an error."""
@@ -42,7 +42,7 @@ class ResetSignature:
     def describe(self) -> str:
         return f"{self.owner}({', '.join(self.names)}{', **kwargs' if self.takes_any else ''})"
 
-    def check_source(self, source: TaskSource) -> None:
+    def check_source(self, source: TaskProvider) -> None:
         """Refuse, at start-up, a source whose tasks reset with arguments `reset` would silently drop."""
         unknown = sorted(k for k in source.reset_keys() if not self.accepts(k))
         if unknown:
@@ -53,7 +53,7 @@ class ResetSignature:
             )
 
     def task_call(
-        self, source: TaskSource, split: str | None, index: Any, extra: dict[str, Any]
+        self, source: TaskProvider, split: str | None, index: Any, extra: dict[str, Any]
     ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
         """(the task's spec or None, the keyword arguments to call `reset` with).
 

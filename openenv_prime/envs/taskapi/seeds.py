@@ -1,4 +1,4 @@
-"""`SeedSource`: N seeds per split, task i of a split plays ``reset(seed=...)`` with that split's i-th seed.
+"""`SeedTasks`: N seeds per split, task i of a split plays ``reset(seed=...)`` with that split's i-th seed.
 
 For an environment that generates its episode from a seed and has no task list of its own. Splits get
 disjoint seed ranges, SEED_STRIDE apart (split k starts at k * SEED_STRIDE), so no test task replays a
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from openenv_prime.envs.taskapi.source import TaskSource
+from openenv_prime.envs.taskapi.source import TaskProvider
 
 SEED_STRIDE = 1_000_000
 DEFAULT_SPLITS = ("train", "test")
 
 
-class SeedSource(TaskSource):
+class SeedTasks(TaskProvider):
     """`num_seeds` tasks per split; spec ``{"id": "seed-S", "split": ..., "seed": S}``, reset ``{"seed": S}``."""
 
     def __init__(self, num_seeds: int, splits: Sequence[str] = DEFAULT_SPLITS):

@@ -1,4 +1,4 @@
-"""`TaskSource`: the tasks a wrapped environment serves, and the Task API answered from them.
+"""`TaskProvider`: the tasks a wrapped environment serves, and the Task API answered from them.
 
 A source knows, per split, how many tasks there are, each task's spec (what `/task` returns; it carries
 `id`) and the keyword arguments of the environment's `reset` that play exactly that task. This base class
@@ -19,7 +19,7 @@ from openenv_prime.envs.taskspecs import IndexedTasks
 _SPLIT_TYPES = ("train", "validation", "test")
 
 
-class TaskSource(IndexedTasks, ABC):
+class TaskProvider(IndexedTasks, ABC):
     """Splits of tasks; subclasses say what the tasks are, this class answers the Task API from them."""
 
     description: str = "task source"

@@ -1,4 +1,4 @@
-"""`TaskListSource`: tasks from a JSONL task list, or from a Python callable returning the same records.
+"""`JsonlTasks`: tasks from a JSONL task list, or from a Python callable returning the same records.
 
 The format is the project's task-list contract (`openenv_prime.client.tasklist`, which parses it): one
 JSON object per line, ``{"split": "train", "id": "seed-3", "tier": 1, "reset": {"seed": 3}}``; the spec is
@@ -13,10 +13,10 @@ import os
 from typing import Any, Callable, Iterable
 
 from openenv_prime.client.tasklist import TaskList, parse_task_list, read_task_list
-from openenv_prime.envs.taskapi.source import TaskSource
+from openenv_prime.envs.taskapi.source import TaskProvider
 
 
-class TaskListSource(TaskSource):
+class JsonlTasks(TaskProvider):
     """The tasks of a parsed `TaskList`, specs held in memory, reset arguments copied per call."""
 
     def __init__(self, task_list: TaskList, description: str | None = None):
@@ -30,16 +30,16 @@ class TaskListSource(TaskSource):
         self.description = description or f"task list {task_list.source}"
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str]) -> "TaskListSource":
+    def from_file(cls, path: str | os.PathLike[str]) -> "JsonlTasks":
         return cls(read_task_list(path))
 
     @classmethod
-    def from_records(cls, records: Iterable[dict[str, Any]], name: str = "<task records>") -> "TaskListSource":
+    def from_records(cls, records: Iterable[dict[str, Any]], name: str = "<task records>") -> "JsonlTasks":
         """Records in the task-list line format (dicts), validated exactly as file lines are."""
         return cls(parse_task_list((json.dumps(record) for record in records), source=name))
 
     @classmethod
-    def from_callable(cls, make_tasks: Callable[[], Iterable[dict[str, Any]]]) -> "TaskListSource":
+    def from_callable(cls, make_tasks: Callable[[], Iterable[dict[str, Any]]]) -> "JsonlTasks":
         """Call `make_tasks()` once, at start-up; it returns task-list records (dicts)."""
         name = getattr(make_tasks, "__qualname__", None) or repr(make_tasks)
         return cls.from_records(make_tasks(), name=f"{getattr(make_tasks, '__module__', '?')}:{name}()")
@@ -60,15 +60,15 @@ class TaskListSource(TaskSource):
         return set(self._keys)
 
 
-def as_task_source(tasks: Any) -> TaskSource:
-    """A `TaskSource` as is; a path (str or PathLike) as a JSONL task list; a callable as `from_callable`."""
-    if isinstance(tasks, TaskSource):
+def as_task_provider(tasks: Any) -> TaskProvider:
+    """A `TaskProvider` as is; a path (str or PathLike) as a JSONL task list; a callable as `from_callable`."""
+    if isinstance(tasks, TaskProvider):
         return tasks
     if isinstance(tasks, (str, os.PathLike)):
-        return TaskListSource.from_file(tasks)
+        return JsonlTasks.from_file(tasks)
     if callable(tasks):
-        return TaskListSource.from_callable(tasks)
+        return JsonlTasks.from_callable(tasks)
     raise TypeError(
-        f"tasks must be a TaskSource (e.g. SeedSource(100)), a JSONL task-list path, or a callable returning "
+        f"tasks must be a TaskProvider (e.g. SeedTasks(100)), a JSONL task-list path, or a callable returning "
         f"task records; got {type(tasks).__name__}"
     )

@@ -16,15 +16,15 @@ from typing import Any, Optional
 from openenv.core.env_server.interfaces import Environment
 
 from openenv_prime.envs.taskapi.resetargs import ResetSignature
-from openenv_prime.envs.taskapi.source import TaskSource
-from openenv_prime.envs.taskapi.tasklist import as_task_source
+from openenv_prime.envs.taskapi.source import TaskProvider
+from openenv_prime.envs.taskapi.tasklist import as_task_provider
 
 
 def with_task_api(env_cls: type, tasks: Any) -> type:
-    """A subclass of `env_cls` serving `tasks` (a TaskSource, a JSONL path or a callable) through the Task API."""
+    """A subclass of `env_cls` serving `tasks` (a TaskProvider, a JSONL path or a callable) through the Task API."""
     if not (isinstance(env_cls, type) and issubclass(env_cls, Environment)):
         raise TypeError(f"{env_cls!r} is not an openenv Environment subclass; pass the environment class (MODULE:CLASS)")
-    source: TaskSource = as_task_source(tasks)
+    source: TaskProvider = as_task_provider(tasks)
     signature = ResetSignature.of(env_cls, Environment)
     signature.check_source(source)
 

@@ -1,0 +1,247 @@
+"""The one episode engine: reset -> render -> act -> step -> feedback and limits -> reward, for every consumer.
+
+`openenv-prime eval`, the verifiers taskset and the MLX trainer play their episodes here, under one
+:class:`~openenv_prime.client.episode_rules.EpisodeRules`; each supplies only how it gets replies and what it
+records. A driver builds :class:`Episode` objects, resets them (:meth:`Episode.start`, or a wave at once with
+:meth:`SessionPool.start <openenv_prime.client.session_pool.SessionPool.start>`), and hands them to :func:`play`
+with its ``replies`` function::
+
+    async def replies(episodes):          # the open episodes of this round, in order
+        return [await model(ep.chat) for ep in episodes]   # one reply text each (None: the driver ends it)
+
+    episode = Episode(protocol, rules, {"split": "test", "index": 3}, episode_id="run-1", open_session=new_session)
+    await episode.start(session)
+    await play([episode], replies)
+    episode.reward, episode.steps, episode.invalid_actions, episode.stop
+
+Each round asks ``replies`` once for every open episode, so a driver can generate them in one batch
+(the trainer's MLX generation, the eval's policy), then acts on each reply:
+
+- an empty reply, one that is no action for the schema, or one the server rejects is an invalid action: fed back
+  (``rules.feedback``) and counted; the one after ``rules.max_invalid_actions`` ends the episode;
+- an accepted step records its reward (None when the environment gave none) and shows the next observation;
+  a step the environment flags as invalid (``rules.invalid_flags``) counts as an invalid action too;
+- the episode ends when the environment says ``done``, after ``rules.max_steps`` steps, past the invalid limit,
+  when the server refuses a reply as too large (WebSocket close code 1009), or when ``replies`` gives None.
+
+The reward is :func:`~openenv_prime.client.rewards.episode_reward` of the step rewards. A socket the server drops
+mid-episode is replaced and the episode replayed on it when ``rules.replay`` is set (see the rules' doc).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Awaitable, Callable, Literal, Sequence
+
+from openenv_prime.client.episode_rules import EpisodeRules
+from openenv_prime.client.errors import ConnectionDroppedError, InvalidRequestError, ServerError
+from openenv_prime.client.render import EpisodeProtocol, Opening
+from openenv_prime.client.rewards import episode_reward
+from openenv_prime.client.session import EpisodeSession, StepResult
+from openenv_prime.client.session_pool import SessionPool
+
+MESSAGE_TOO_BIG = 1009
+"""WebSocket close code: the server refused a message as too large."""
+
+Stop = Literal["done", "max_steps", "invalid_action", "too_large", "stopped"]
+"""Why an episode ended: the environment said done, the step limit, the invalid-action limit (or the environment
+ended it for an invalid action), a reply the server refused as too large, or the driver stopped it."""
+
+Replies = Callable[[list["Episode"]], Awaitable[Sequence["str | None"]]]
+
+
+class Episode:
+    """One episode's state from reset to reward. ``context`` is the driver's own record (a task, a transcript).
+
+    ``chat`` holds the conversation since the reset (user texts and the model's replies); while the episode is
+    open its last entry is the user message the next reply answers (:attr:`message`)."""
+
+    def __init__(self, protocol: EpisodeProtocol, rules: EpisodeRules, reset_kwargs: dict[str, Any], *,
+                 open_session: Callable[[], EpisodeSession], episode_id: str | None = None, context: Any = None):
+        self.protocol = protocol
+        self.rules = rules
+        self.reset_kwargs = dict(reset_kwargs) if episode_id is None else {**reset_kwargs, "episode_id": episode_id}
+        self.open_session = open_session
+        self.context = context
+        self.session: EpisodeSession | None = None
+        self.opening: Opening | None = None
+        self.chat: list[dict[str, str]] = []
+        self.shown: list[str] = []  # the observation texts the model saw, for replay checks
+        self.actions: list[dict[str, Any]] = []  # the accepted actions, for replay
+        self.step_rewards: list[float | None] = []
+        self.step_seconds: list[float] = []
+        self.steps = 0
+        self.turns = 0
+        self.invalid_actions = 0
+        self.reconnects = 0
+        self.done = False
+        self.stop: Stop | None = None
+        self.error: str | None = None  # why the episode failed without the environment scoring it
+        self.last_reply = ""
+
+    # ---- what drivers read --------------------------------------------------------------------------
+    @property
+    def finished(self) -> bool:
+        return self.stop is not None
+
+    @property
+    def message(self) -> str | None:
+        """The user message the next reply answers (None once the episode is finished)."""
+        return None if self.finished else self.chat[-1]["content"]
+
+    @property
+    def reward(self) -> float | None:
+        """The episode's reward; None when the environment ended it without scoring any step (left out, never 0.0).
+        An episode the environment ended for an invalid action is scored like one the invalid limit ended."""
+        ended_by_env = self.done and self.stop != "invalid_action"
+        return episode_reward(self.step_rewards, ended_by_env, self.rules.reward_mode, self.rules.reward_clip)
+
+    # ---- the state machine --------------------------------------------------------------------------
+    async def start(self, session: EpisodeSession) -> None:
+        """Reset on ``session``; a socket the server dropped while idle is replaced first (``rules.replay``)."""
+        self.session = session
+        try:
+            self.opening = await self.protocol.start(self.session, **self.reset_kwargs)
+        except ConnectionDroppedError:
+            if not self.rules.replay:
+                raise
+            await self._reconnect()
+            self.opening = await self.protocol.start(self.session, **self.reset_kwargs)
+        self._show(self.opening.text)
+        if self.opening.result.done:
+            self.done = True
+            self.stop = "done"
+
+    async def act(self, reply: str | None) -> None:
+        """One turn: ``reply`` becomes an action and is stepped, or is fed back as invalid; None ends the episode."""
+        if self.finished:
+            raise RuntimeError("act() on a finished episode")
+        if reply is None:
+            self.stop = "stopped"
+            return
+        self.turns += 1
+        self.last_reply = reply
+        self.chat.append({"role": "assistant", "content": reply})
+        if not reply.strip():
+            return self._invalid("Your reply was empty.")
+        try:
+            action = self.protocol.action(reply, self.opening)
+        except ValueError as error:  # InvalidRequestError is a ValueError
+            return self._invalid(f"Your reply is not a valid action: {getattr(error, 'message', error)}")
+        try:
+            result = await self._step(action)
+        except InvalidRequestError as error:
+            return self._invalid(f"The environment rejected that action: {error.message}")
+        except ConnectionDroppedError as error:
+            if error.close_code != MESSAGE_TOO_BIG:
+                raise
+            self.error = f"the server refused the action as too large ({len(reply)} characters; WebSocket close code 1009)"
+            self.stop = "too_large"
+            return
+        await self._accepted(action, result)
+
+    def _invalid(self, problem: str) -> None:
+        self.invalid_actions += 1
+        if self.invalid_actions > self.rules.max_invalid_actions:
+            self.stop = "invalid_action"
+        else:
+            self.chat.append({"role": "user", "content": self.rules.feedback_text(problem)})
+
+    async def _accepted(self, action: dict[str, Any], result: StepResult) -> None:
+        self.actions.append(action)
+        self.steps += 1
+        self.step_rewards.append(result.reward)
+        self.done = result.done
+        flagged = self.rules.flags_invalid(result.observation, result.metadata)
+        if not flagged and result.done and self.rules.invalid_flags_in_state:
+            flagged = self.rules.flags_invalid(await self._state())
+        if flagged:
+            self.invalid_actions += 1
+        if result.done:
+            self.stop = "invalid_action" if flagged else "done"
+        elif flagged and self.invalid_actions > self.rules.max_invalid_actions:
+            self.stop = "invalid_action"
+        elif self.steps >= self.rules.max_steps:
+            self.stop = "max_steps"
+        else:
+            self._show(self.protocol.text(result))
+
+    def _show(self, text: str) -> None:
+        self.shown.append(text)
+        self.chat.append({"role": "user", "content": text})
+
+    async def _state(self) -> dict[str, Any]:
+        try:
+            return await self.session.state()
+        except ServerError:  # an environment that cannot report its state
+            return {}
+
+    # ---- a dropped socket ---------------------------------------------------------------------------
+    async def _step(self, action: dict[str, Any]) -> StepResult:
+        started = time.perf_counter()
+        try:
+            result = await self.session.step(action)
+        except ConnectionDroppedError as error:
+            if error.close_code == MESSAGE_TOO_BIG or not self.rules.replay:
+                raise  # replaying would only send it again
+            await self._replay()
+            result = await self.session.step(action)
+        self.step_seconds.append(round(time.perf_counter() - started, 6))
+        return result
+
+    async def _reconnect(self) -> None:
+        await self.session.close()
+        self.session = self.open_session()
+        self.reconnects += 1
+
+    async def _replay(self) -> None:
+        """Rebuild the episode on a new socket: reset, re-send the accepted actions, check every observation."""
+        await self._reconnect()
+        opening = await self.protocol.start(self.session, **self.reset_kwargs)
+        self._check_replayed(opening.text, 0)
+        self.opening = opening
+        for i, action in enumerate(self.actions):
+            result = await self.session.step(action)
+            if i + 1 < len(self.shown):
+                self._check_replayed(self.protocol.text(result), i + 1)
+
+    def _check_replayed(self, text: str, turn: int) -> None:
+        if text != self.shown[turn]:
+            raise ServerError(
+                f"the episode reset with {self.reset_kwargs} showed a different observation at turn {turn} when replayed "
+                "on a new socket after the server dropped the old one, so the episode cannot be resumed",
+                url=self.session.url,
+                hint="keep the policy from blocking the event loop for long (run generation with asyncio.to_thread)",
+            )
+
+
+async def play(episodes: Sequence[Episode], replies: Replies) -> None:
+    """Rounds until every episode is finished: one ``replies`` call for the open ones, then one act each."""
+    while active := [episode for episode in episodes if not episode.finished]:
+        answers = await replies(active)
+        if len(answers) != len(active):
+            raise ValueError(f"replies() returned {len(answers)} replies for {len(active)} episodes; it must return one per episode")
+        await asyncio.gather(*(episode.act(answer) for episode, answer in zip(active, answers)))
+
+
+async def play_in_waves(pool: SessionPool, episodes: Sequence[Episode], replies: Replies, *, limit: int,
+                        started: Sequence[Episode] = ()) -> None:
+    """Play ``episodes`` in order, in waves of at most ``limit`` on the pool's sessions (fewer when the server
+    admits fewer). ``started``: a first wave already reset by :meth:`SessionPool.start`, the first of ``episodes``.
+
+    On any failure the pool's sockets are closed: one that failed mid-exchange must not be reused."""
+    played = 0
+    try:
+        wave = list(started)
+        while True:
+            if wave:
+                await play(wave, replies)
+                pool.keep(wave)
+                played += len(wave)
+            if played >= len(episodes):
+                return
+            wave = await pool.start(episodes[played:], limit)
+    except BaseException:
+        await pool.close()
+        raise

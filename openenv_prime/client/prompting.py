@@ -1,0 +1,72 @@
+"""What the model is shown: one set of settings, the same names and defaults in eval, the taskset and the trainer.
+
+``EvalConfig``, the verifiers taskset's config and the MLX trainer's ``environment`` section all inherit
+:class:`PromptSettings`, so a key means the same everywhere (``--observation-template`` in eval,
+``observation_template`` in TOML) and an episode loop hands its config to
+``EpisodeProtocol(action_schema, settings=config)``. Bad settings fail when the config is read, before any
+server starts: a template that names a field that may hold the answer is one.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field, field_validator, model_validator
+
+from openenv_prime.client.hidden import DEFAULT_HIDDEN_FIELDS, HiddenNames
+from openenv_prime.client.observations import DEFAULT_BUDGET, check_template
+
+
+class PromptSettings(BaseModel):
+    """How observations become prompt text and replies become actions (see docs/openenv.md)."""
+
+    observation_template: str | None = Field(
+        None, description="How observations are shown: a field name, or a template with {field} placeholders "
+        "(e.g. '{message} at ({x}, {y})'; specs :grid, :grid=N, :text, :json); None = the default rendering.")
+    observation_field: str | None = Field(
+        None, description="The old name of observation_template, still accepted (set one of the two).")
+    action_field: str | None = Field(
+        None, description="The action field a bare reply fills; None = the action's only field.")
+    action_fields: list[str] = Field(
+        default_factory=list, description="Optional action fields with a default that the model may fill too "
+        "(by default they are left to the server's default and not offered).")
+    observation_budget: int = Field(
+        DEFAULT_BUDGET, ge=200, description="Characters per observation; fields that do not fit are left out and named.")
+    hidden_fields: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_HIDDEN_FIELDS), description="Fields never shown to the model, at any "
+        "depth (they may hold the answer); replace the list to show one an environment means the model to see.")
+
+    @field_validator("hidden_fields", "action_fields")
+    @classmethod
+    def _names(cls, names: list[str]) -> list[str]:
+        blank = [name for name in names if not isinstance(name, str) or not name.strip()]
+        if blank:
+            raise ValueError(f"field names must be non-empty strings, got {names}")
+        return names
+
+    @model_validator(mode="after")
+    def _one_template_that_hides_the_answer(self) -> "PromptSettings":
+        if self.observation_template is not None and self.observation_field is not None \
+                and self.observation_template != self.observation_field:
+            raise ValueError(
+                f"observation_template ({self.observation_template!r}) and its old name observation_field "
+                f"({self.observation_field!r}) are both set; keep observation_template only"
+            )
+        if self.template is not None:
+            check_template(self.template, self.hidden)
+        return self
+
+    @property
+    def template(self) -> str | None:
+        """The observation template in force (``observation_template``, else its old name)."""
+        return self.observation_template if self.observation_template is not None else self.observation_field
+
+    @property
+    def hidden(self) -> HiddenNames:
+        return HiddenNames(self.hidden_fields)
+
+    def prompt_settings(self) -> "PromptSettings":
+        """These settings alone (from a config that carries them), e.g. to build another consumer's config."""
+        return PromptSettings(**self.prompt_fields())
+
+    def prompt_fields(self) -> dict:
+        """The settings as keyword arguments for another config that carries them (the trainer's eval)."""
+        return {name: getattr(self, name) for name in PromptSettings.model_fields}

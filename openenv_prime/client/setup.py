@@ -1,0 +1,103 @@
+"""What every consumer asks a server before its first episode, in one place: where the tasks come from, the
+action schema (from the task source's own client when it has one), the protocol built from it, and whether the
+server's reset plays the task it is asked for. `openenv-prime eval`, the verifiers taskset and the trainer set up
+through :class:`EnvironmentSetup`, so their task lists, splits and checks cannot drift apart::
+
+    with EnvironmentSetup(base_url, tasks=None, env_name=None, timeout=10.0) as setup:
+        split = setup.choose_split(None, setting="--split")       # the one asked for, or the test split by rule
+        family = setup.family_field(split.name, "auto")           # the user's, the server's declared, or found
+        tasks = setup.sampler_tasks(split.name, family_field=family.name, family_setting="--family-field")
+        protocol = setup.protocol(PromptSettings(), action_setting="--action-field")  # or any config that carries them
+        note = setup.check_reset_sync("train", len(tasks), extra={}, timeout=30.0)   # None, or a warning to show
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from openenv_prime.client.render import EpisodeProtocol
+from openenv_prime.client.families import FamilyField
+from openenv_prime.client.prompting import PromptSettings
+from openenv_prime.client.resetcheck import check_reset_plays_tasks, check_reset_plays_tasks_sync
+from openenv_prime.client.splits import ChosenSplit, choose_split
+from openenv_prime.client.taskapi import TaskAPIClient
+from openenv_prime.client.tasklist import TaskList
+from openenv_prime.client.tasks import TaskAPISource, TaskSource, family_field_for, load_sampler_tasks, open_task_source
+from openenv_prime.samplers.task import Task
+
+_UNSET: Any = object()
+
+
+class EnvironmentSetup:
+    """A task source (the server's Task API, or a task list for a server without one) and the server's action schema."""
+
+    def __init__(self, base_url: str, *, tasks: str | os.PathLike[str] | TaskList | None = None, env_name: str | None = None,
+                 timeout: float = 10.0, page_size: int = 1024):
+        self.base_url = base_url
+        self.timeout = timeout
+        self.source: TaskSource = open_task_source(base_url, tasks=tasks, env_name=env_name, timeout=timeout, page_size=page_size)
+        self._schema: dict[str, Any] | None = _UNSET
+
+    @property
+    def env_name(self) -> str:
+        return self.source.env_name
+
+    def splits(self) -> list[str]:
+        return self.source.splits()
+
+    def choose_split(self, wanted: str | None, *, setting: str) -> ChosenSplit:
+        """``wanted`` checked against the listed splits, or the test split by rule (see :mod:`~openenv_prime.client.splits`);
+        ``setting`` is how the user sets it, named in the error and the note."""
+        return choose_split(self.source, wanted, setting=setting)
+
+    def family_field(self, split: str, setting: str | None) -> FamilyField:
+        """The field that names ``split``'s families: ``setting`` unless it is ``"auto"``, else what the server declares
+        or the specs have (see :mod:`~openenv_prime.client.families`)."""
+        return family_field_for(self.source, split, setting)
+
+    def sampler_tasks(self, split: str, *, family_field: str | None, family_setting: str) -> list[Task]:
+        """Every task of ``split`` as the samplers take them (see :func:`~openenv_prime.client.tasks.load_sampler_tasks`)."""
+        return load_sampler_tasks(self.source, split, family_field=family_field, family_setting=family_setting)
+
+    def reset_kwargs(self, split: str, index: int) -> dict[str, Any]:
+        """The reset arguments that play task ``index`` of ``split``."""
+        return self.source.reset_kwargs(split, index)
+
+    def action_schema(self) -> dict[str, Any] | None:
+        """The JSON schema of the environment's action (None when the server has no ``/schema``), asked once."""
+        if self._schema is _UNSET:
+            if isinstance(self.source, TaskAPISource):
+                self._schema = self.source.api.action_schema()
+            else:
+                with TaskAPIClient(self.base_url, env_name=self.env_name, timeout=self.timeout) as api:
+                    self._schema = api.action_schema()
+        return self._schema
+
+    def protocol(self, settings: PromptSettings, *, action_setting: str) -> EpisodeProtocol:
+        """How replies become actions and observations text, by ``settings`` (eval's, the taskset's or the trainer's
+        config); a server without an action schema needs ``settings.action_field``."""
+        schema = self.action_schema()
+        if schema is None and settings.action_field is None:
+            raise ValueError(
+                f"the server at {self.base_url} publishes no action schema, so the reply's action field is unknown; "
+                f"set {action_setting} to the field that takes the reply"
+            )
+        return EpisodeProtocol(schema, settings=settings)
+
+    async def check_reset(self, split: str, num_tasks: int, *, extra: dict[str, Any] | None = None, timeout: float = 30.0) -> str | None:
+        """Raise when the server plays other tasks than asked; a warning text when it may (see :mod:`~openenv_prime.client.resetcheck`)."""
+        return await check_reset_plays_tasks(self.base_url, self.source, split, num_tasks, extra=extra, timeout=timeout)
+
+    def check_reset_sync(self, split: str, num_tasks: int, *, extra: dict[str, Any] | None = None, timeout: float = 30.0) -> str | None:
+        """:meth:`check_reset` from synchronous code."""
+        return check_reset_plays_tasks_sync(self.base_url, self.source, split, num_tasks, extra=extra, timeout=timeout)
+
+    def close(self) -> None:
+        self.source.close()
+
+    def __enter__(self) -> "EnvironmentSetup":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

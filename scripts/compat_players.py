@@ -1,0 +1,356 @@
+"""Scripted policies for the compatibility matrix (scripts/openenv_compat.py); each reads only what the model is shown.
+
+- **Legal-move players**, one per environment: they know the game (where its legal moves appear in the text, what
+  a reasonable move is) and answer a legal move. The matrix promises that each completes with 0 invalid actions.
+- **The prompt reader**, one for all (:func:`read_prompt`): it knows no game. It picks the first of the values the
+  prompt states as allowed (a "one of: ..." list in the reply format, a ``legal_...``/``valid ...`` line of the
+  observation, the tool listing of an MCP environment) and replies in the format the prompt asks for (a bare value,
+  a JSON value, a JSON object with the required fields, a tool call). Where a prompt states no legal values it falls
+  back on the prompt's own example (or "I do not know"), which the environment may refuse: the matrix shows that.
+- **Legal values** (``legal`` per case): what the environment allows at a turn, from knowledge of the environment,
+  so the matrix can say whether the prompt states them and whether the prompt reader's picks are legal.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import operator
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+Rule = Callable[[dict[str, Any]], str]
+Legal = Callable[[dict[str, Any]], "list[str] | None"]
+
+
+def user_texts(request: dict[str, Any]) -> list[str]:
+    return [str(m.get("content")) for m in request.get("messages", []) if m.get("role") == "user"]
+
+
+def system_text(request: dict[str, Any]) -> str:
+    return "\n".join(str(m.get("content")) for m in request.get("messages", []) if m.get("role") == "system")
+
+
+def field_value(text: str, name: str) -> Any:
+    """The JSON value of a ``name: value`` line of the observation text (the default rendering)."""
+    match = re.search(rf"^{re.escape(name)}: (.*)$", text, re.MULTILINE)
+    if match is None:
+        return None
+    try:
+        return json.loads(match.group(1))
+    except ValueError:
+        return match.group(1)
+
+
+def last_observation(request: dict[str, Any], name: str) -> tuple[Any, str]:
+    """The latest user text that shows ``name`` (feedback after a bad reply shows none) and its value."""
+    for text in reversed(user_texts(request)):
+        value = field_value(text, name)
+        if value is not None:
+            return value, text
+    raise ValueError(f"no observation with {name!r} in {user_texts(request)[-1][:200]!r}")
+
+
+# ---- the prompt reader --------------------------------------------------------------------------------
+_ONE_OF = re.compile(r"\bone of:?\s+(?P<values>.+?)\s*(?:\((?:nothing else|[^()]*only)\)\s*)?\.?\s*$", re.IGNORECASE)
+# "legal_actions: [...]", "Valid moves: ...": a name saying legal and what (not textarena's "legal_players")
+_LEGAL_LINE = re.compile(
+    r"^\s*(?P<name>(?=[\w .-]*?(?:legal|valid|allowed|available|possible))(?=[\w .-]*?(?:action|move|choice|option|value|repl))"
+    r"[\w .-]+?)\s*:\s*(?P<values>\S.*)$",
+    re.IGNORECASE,
+)
+_FIELD_LINE = re.compile(r"^\s*[-*]\s*[\"`'](?P<name>\w+)[\"`']\s*\((?P<about>[^)]*)\)\s*(?::\s*(?P<text>.*))?$")
+_EXAMPLE = re.compile(r"for example:?\s*(?P<json>\{.*\})", re.IGNORECASE)
+_TOOL = re.compile(r"^- (?P<name>[\w.-]+): ")
+_TOOL_SCHEMA = re.compile(r"^\s+input schema: (?P<json>\{.*\})$")
+_PLACEHOLDERS = {"string": "hello", "integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}
+_RANGE = re.compile(r"\bbetween (-?\d+) and (-?\d+)\b")
+_FORMAT_EXAMPLE = re.compile(r"\bfor example,?:?\s*(?P<example>[^\s\d]*\d+[^\s\d]*?)\.?(?:\s|$)", re.IGNORECASE)
+_MAX_RANGE = 100
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the prompt reader found: the values the prompt states as allowed, the one it picked, and its reply."""
+
+    values: list[Any]
+    pick: Any
+    reply: str
+
+
+def _split_values(text: str) -> list[Any]:
+    text = text.strip().rstrip(".")
+    try:
+        decoded = json.loads(text)
+    except ValueError:
+        decoded = None
+    if isinstance(decoded, list):
+        return [v for v in decoded if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+    parts = re.split(r"\s*(?:,|\bor\b|\|)\s*", text)
+    return [p.strip().strip("\"'`") for p in parts if p.strip().strip("\"'`")]
+
+
+def _observation_values(request: dict[str, Any]) -> list[Any]:
+    """Values a ``legal ...: [...]`` line of the latest observation that has one states."""
+    for text in reversed(user_texts(request)):
+        for line in text.splitlines():
+            match = _LEGAL_LINE.match(line)
+            if match:
+                values = _split_values(match.group("values"))
+                if values:
+                    return values
+    return []
+
+
+def _range_values(request: dict[str, Any]) -> list[str]:
+    """For a free-text action: the numbers of a stated range ("between 1 and 20"), written the way the prompt's own
+    example is ("For example, [5]." -> "[1]", "[2]", ...); none when no range is stated."""
+    text = "\n".join(user_texts(request)[:1] + [system_text(request)])
+    found = _RANGE.search(text)
+    if found is None or not 0 <= int(found.group(2)) - int(found.group(1)) <= _MAX_RANGE:
+        return []
+    example = _FORMAT_EXAMPLE.search(text)
+    template = re.sub(r"\d+", "{}", example.group("example"), count=1) if example else "{}"
+    return [template.format(n) for n in range(int(found.group(1)), int(found.group(2)) + 1)]
+
+
+def _tools(request: dict[str, Any]) -> list[tuple[str, dict]]:
+    for text in user_texts(request):
+        if "Tools you can call" not in text:
+            continue
+        tools: list[tuple[str, dict]] = []
+        for line in text.splitlines():
+            named, schema = _TOOL.match(line), _TOOL_SCHEMA.match(line)
+            if named:
+                tools.append((named.group("name"), {}))
+            elif schema and tools:
+                try:
+                    tools[-1] = (tools[-1][0], json.loads(schema.group("json")))
+                except ValueError:
+                    pass
+        return tools
+    return []
+
+
+def _typed(value: Any, about: str) -> Any:
+    """A value read from text, as the JSON type the reply format names (``integer``, ``number``)."""
+    if isinstance(value, str) and re.fullmatch(r"-?\d+", value) and re.search(r"\binteger\b", about):
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"-?\d+(\.\d+)?", value) and re.search(r"\bnumber\b", about):
+        return float(value)
+    return value
+
+
+def read_prompt(request: dict[str, Any]) -> Reading:
+    """The prompt reader's move: see the module docstring. Never looks at a schema, only at the messages."""
+    system = system_text(request)
+    tools = _tools(request)
+    if tools:
+        name, schema = tools[0]
+        required = schema.get("required") or []
+        arguments = {k: _PLACEHOLDERS.get((schema.get("properties") or {}).get(k, {}).get("type"), "hello") for k in required}
+        return Reading([t for t, _ in tools], name, json.dumps({"tool": name, "arguments": arguments}))
+    observed = _observation_values(request)
+    if re.search(r"JSON object", system):
+        fields = {m.group("name"): m for m in map(_FIELD_LINE.match, system.splitlines()) if m}
+        required = [name for name, m in fields.items() if "required" in m.group("about")]
+        stated = {name: _split_values(one.group("values")) for name, m in fields.items()
+                  if (one := _ONE_OF.search(m.group("text") or "") or _LEGAL_LINE.match(m.group("text") or ""))}
+        example_match = _EXAMPLE.search(system)
+        try:
+            example = json.loads(example_match.group("json")) if example_match else {}
+        except ValueError:
+            example = {}
+        target = next((n for n in required if n in stated), None) or next((n for n in stated), None)
+        values = stated.get(target, []) if target else []
+        if observed:
+            target = target or (required[0] if len(required) == 1 else next(iter(required), None))
+            values = observed
+        if target is None or not values:
+            return Reading([], None, json.dumps(example) if example else "I do not know")
+        pick = _typed(values[0], fields[target].group("about") if target in fields else "")
+        reply = {**{k: v for k, v in example.items() if k in required}, target: pick}
+        return Reading(values, pick, json.dumps(reply))
+    stated_line = next((m for line in system.splitlines() for m in (_ONE_OF.search(line), _LEGAL_LINE.match(line)) if m), None)
+    values = observed or (_split_values(stated_line.group("values")) if stated_line else []) or _range_values(request)
+    if not values:
+        return Reading([], None, "I do not know")
+    json_value = re.search(r"JSON value \(([^)]*)\)", system)
+    pick = _typed(values[0], json_value.group(1)) if json_value else values[0]
+    return Reading(values, pick, json.dumps(pick) if json_value else str(pick))
+
+
+def prompt_reader(request: dict[str, Any]) -> str:
+    return read_prompt(request).reply
+
+
+# ---- legal-move players: each reads only what the model is shown -------------------------------------
+def echo_player(request: dict[str, Any]) -> str:
+    turn = len(user_texts(request))
+    tool = "echo_message" if turn % 2 else "echo_with_length"
+    return json.dumps({"tool": tool, "arguments": {"message": f"hello {turn}"}})
+
+
+def grid_world_player(request: dict[str, Any]) -> str:
+    """Walks to the goal at [4, 4] (grid_world's UP/DOWN change x, LEFT/RIGHT change y)."""
+    x, _ = last_observation(request, "x")
+    y, _ = last_observation(request, "y")
+    return "DOWN" if x < 4 else "RIGHT" if y < 4 else "UP"
+
+
+def connect4_player(request: dict[str, Any]) -> str:
+    """The legal column nearest the centre (the agent plays both sides)."""
+    legal, _ = last_observation(request, "legal_actions")
+    return str(min(legal, key=lambda column: (abs(column - 3), column)))
+
+
+_MAZE_MOVES = {0: (0, -1), 1: (0, 1), 2: (-1, 0), 3: (1, 0)}  # maze_env's Action: UP, DOWN, LEFT, RIGHT on [col, row]
+
+
+def maze_player(request: dict[str, Any]) -> str:
+    """Depth-first search over what it has seen: an unvisited open neighbour, else back the way it came."""
+    path = [field_value(t, "current_position") for t in user_texts(request) if field_value(t, "current_position") is not None]
+    legal, _ = last_observation(request, "legal_actions")
+    stack: list[list[int]] = []
+    for cell in path:
+        if len(stack) >= 2 and cell == stack[-2]:
+            stack.pop()
+        elif not stack or cell != stack[-1]:
+            stack.append(cell)
+    here, seen = path[-1], {tuple(cell) for cell in path}
+    targets = {a: [here[0] + _MAZE_MOVES[a][0], here[1] + _MAZE_MOVES[a][1]] for a in legal}
+    fresh = [a for a in legal if tuple(targets[a]) not in seen]
+    if fresh:
+        return str(fresh[0])
+    back = [a for a in legal if len(stack) >= 2 and targets[a] == stack[-2]]
+    return str((back or legal)[0])
+
+
+def chess_player(request: dict[str, Any]) -> str:
+    """A legal move in UCI: a capture or promotion when there is one (the game ends sooner), else the first."""
+    moves, text = last_observation(request, "legal_moves")
+    fen = str(field_value(text, "fen") or "")
+    board = fen.split()[0] if fen else ""
+    occupied = _occupied_squares(board)
+    captures = [m for m in moves if m[2:4] in occupied or len(m) == 5]
+    return (captures or moves)[0]
+
+
+def _occupied_squares(board: str) -> set[str]:
+    squares = set()
+    for rank_index, rank in enumerate(board.split("/")):
+        file = 0
+        for char in rank:
+            if char.isdigit():
+                file += int(char)
+            else:
+                squares.add("abcdefgh"[file] + str(8 - rank_index))
+                file += 1
+    return squares
+
+
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+def _evaluate(node: ast.AST) -> float:
+    if isinstance(node, ast.Expression):
+        return _evaluate(node.body)
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_evaluate(node.operand)
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+        return _OPS[type(node.op)](_evaluate(node.left), _evaluate(node.right))
+    raise ValueError("not arithmetic")
+
+
+def reasoning_gym_player(request: dict[str, Any]) -> str:
+    """Any text is a legal answer; arithmetic questions get the right one."""
+    question = user_texts(request)[0]
+    for candidate in re.findall(r"[-+*/().\d\s]{3,}", question.replace("×", "*").replace("÷", "/")):
+        if not re.search(r"\d\s*[-+*/]\s*[-(]?\s*\d", candidate):
+            continue
+        try:
+            value = _evaluate(ast.parse(candidate.strip().rstrip("="), mode="eval"))
+        except (SyntaxError, ValueError, ZeroDivisionError):
+            continue
+        return str(int(value)) if float(value).is_integer() else str(value)
+    return "0"
+
+
+WILDFIRE_ACTIONS = ["break", "water", "wait"]  # WildfireAction's docstring; its schema says only "string"
+BURNING = 2
+
+
+def wildfire_player(request: dict[str, Any]) -> str:
+    """Water the first burning cell while water lasts, else wait (wildfire's grid is flat, row by row)."""
+    grid, text = last_observation(request, "grid")
+    width = field_value(text, "width")
+    water = field_value(text, "remaining_water") or 0
+    burning = [i for i, cell in enumerate(grid) if cell == BURNING]
+    if burning and water > 0:
+        return json.dumps({"action": "water", "x": burning[0] % width, "y": burning[0] // width})
+    return json.dumps({"action": "wait"})
+
+
+SNAKE_ACTIONS = ["0", "1", "2"]  # SnakeAction's docstring: noop, turn left, turn right
+
+
+def snake_player(request: dict[str, Any]) -> str:
+    """Straight on (0) until the snake hits the wall and the environment ends the episode."""
+    return "0"
+
+
+def openspiel_player(request: dict[str, Any]) -> str:
+    """The first legal action (openspiel's action is an object: action_id, and game settings left out)."""
+    legal, _ = last_observation(request, "legal_actions")
+    return json.dumps({"action_id": legal[0]})
+
+
+_GUESS_RANGE = re.compile(r"between (\d+) and (\d+)")
+# "[Player] [10]" then "[GAME] The target number is higher." (newlines JSON-escaped where messages are shown raw)
+_GUESS_FEEDBACK = re.compile(r"\[Player\] \[(\d+)\][^\[]*?\[GAME\] The target number is (higher|lower)")
+
+
+def guess_the_number_player(request: dict[str, Any]) -> str:
+    """Binary search in TextArena's GuessTheNumber: the range from the rules, each hint narrows it; replies [N]."""
+    texts = user_texts(request)
+    found = _GUESS_RANGE.search(texts[0])
+    low, high = (int(found.group(1)), int(found.group(2))) if found else (1, 20)
+    for text in texts[1:]:
+        for guess, direction in _GUESS_FEEDBACK.findall(text):
+            if direction.lower() == "higher":
+                low = max(low, int(guess) + 1)
+            else:
+                high = min(high, int(guess) - 1)
+    return f"[{(low + max(low, high)) // 2}]"
+
+
+# ---- legal values, from knowledge of each environment ----------------------------------------------------
+def constant(values: list[str]) -> Legal:
+    return lambda request: list(values)
+
+
+def observed(name: str) -> Legal:
+    """The values an observation field lists (connect4's legal_actions, chess's legal_moves)."""
+
+    def legal(request: dict[str, Any]) -> list[str] | None:
+        try:
+            value, _ = last_observation(request, name)
+        except ValueError:
+            return None
+        return [str(v) for v in value] if isinstance(value, list) else None
+
+    return legal
+
+
+def echo_tools(request: dict[str, Any]) -> list[str] | None:
+    return ["echo_message", "echo_with_length"]
+
+
+GUESS_THE_NUMBER = [f"[{n}]" for n in range(1, 21)]  # TextArena's GuessTheNumber-v0: "[N]", N from 1 to 20
+
+
+def free_text(request: dict[str, Any]) -> list[str] | None:
+    return None

@@ -1,0 +1,125 @@
+"""The episode engine and its rules on their own: validation, the invalid-action flags, the reward of an episode the
+environment ended for an invalid action, and the switches (flags off, replay off) on a real server
+(`tests/support/rules_server.py`). That eval, taskset and trainer play alike is `tests/play/test_play_one_engine.py`."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import pytest
+
+from openenv_prime.client import EpisodeSession, TaskAPIClient
+from openenv_prime.client.episode import Episode, play
+from openenv_prime.client.episode_rules import DEFAULT_RULES, EpisodeRules
+from openenv_prime.client.errors import ConnectionDroppedError
+from openenv_prime.client.render import EpisodeProtocol
+from tests.support import rules_script
+from tests.support.rules_script import reply_to_messages
+
+
+EPISODE_IDS = itertools.count()  # the server drops each episode id's socket once: every episode here gets a new id
+
+
+@pytest.fixture(scope="module")
+def rules_server(tmp_path_factory):
+    with rules_script.rules_server(tmp_path_factory.mktemp("rules") / "server.log") as url:
+        yield url
+
+
+@pytest.mark.parametrize(("fields", "named"), [
+    ({"max_steps": 0}, "max_steps"), ({"max_invalid_actions": -1}, "max_invalid_actions"),
+    ({"max_steps": True}, "max_steps"), ({"reward_mode": "mean"}, "reward_mode 'mean'"),
+    ({"reward_clip": (1.0, 0.0)}, "low > high"), ({"feedback": "Try again."}, "{problem}"),
+    ({"invalid_flags": "invalid_move"}, "list of key names"),
+])
+def test_bad_rules_are_refused_by_name(fields, named):
+    with pytest.raises(ValueError, match=named.replace("{", r"\{").replace("}", r"\}")):
+        EpisodeRules(**fields)
+
+
+def test_defaults_and_feedback_text():
+    assert (DEFAULT_RULES.max_steps, DEFAULT_RULES.max_invalid_actions, DEFAULT_RULES.reward_mode) == (16, 3, "sum")
+    assert DEFAULT_RULES.feedback_text("Your reply was empty.") == "Your reply was empty. Try again; reply with only the action."
+    assert DEFAULT_RULES.feedback_text("it is too long ") == "it is too long. Try again; reply with only the action."
+    assert EpisodeRules(feedback="Nope: {problem}").feedback_text("empty") == "Nope: empty."
+
+
+def test_invalid_flags_are_found_at_depth_and_only_when_true():
+    rules = DEFAULT_RULES
+    textarena_state = {"raw_state": {"game_info": {"0": {"invalid_move": True, "reason": "Invalid Move"}}}}
+    assert rules.flags_invalid({}, {"invalid_action": True}) and rules.flags_invalid(textarena_state)
+    assert rules.flags_invalid({"messages": [{"invalid_move": True}]})
+    assert not rules.flags_invalid({"invalid_move": False}, {"invalid_action": "yes"}, {"note": "invalid_move"})
+    assert not rules.flags_invalid({"a": {"b": {"c": {"d": {"e": {"invalid_move": True}}}}}})  # deeper than a state
+    assert not EpisodeRules(invalid_flags=()).flags_invalid({"invalid_move": True})
+    assert EpisodeRules(invalid_flags=("illegal",)).flags_invalid({"illegal": True})
+
+
+def test_an_episode_the_environment_ended_for_an_invalid_action_scores_what_it_earned():
+    episode = Episode(EpisodeProtocol(None, action_field="answer"), DEFAULT_RULES, {}, open_session=EpisodeSession)
+    episode.step_rewards, episode.done = [None], True
+    episode.stop = "done"
+    assert episode.reward is None  # ended by the environment, unscored: left out
+    episode.stop = "invalid_action"
+    assert episode.reward == 0.0  # ended for an invalid action: a failure, never hidden as unscored
+
+
+def _play(url: str, task: str, rules: EpisodeRules) -> Episode:
+    """Play one rules_server task with the script's replies."""
+    with TaskAPIClient(url) as api:
+        index = [spec["id"] for spec in api.get_task_range("test")].index(task)
+        protocol = EpisodeProtocol(api.action_schema())
+
+    async def replies(active):
+        return [reply_to_messages(ep.chat) for ep in active]
+
+    async def go():
+        episode = Episode(protocol, rules, {"split": "test", "index": index}, episode_id=f"unit-{task}-{next(EPISODE_IDS)}",
+                          open_session=lambda: EpisodeSession(url))
+        try:
+            await episode.start(EpisodeSession(url))
+            await play([episode], replies)
+        finally:
+            await episode.session.close()
+        return episode
+
+    return asyncio.run(go())
+
+
+def test_flags_switched_off_leave_a_format_error_ending_as_done(rules_server):
+    flagged = _play(rules_server, "strict", EpisodeRules())
+    assert (flagged.stop, flagged.invalid_actions, flagged.reward) == ("invalid_action", 2, 0.0)
+    plain = _play(rules_server, "strict", EpisodeRules(invalid_flags=()))
+    assert (plain.stop, plain.invalid_actions, plain.steps, plain.reward) == ("done", 0, 2, 0.0)
+    unasked = _play(rules_server, "strict-state", EpisodeRules())  # textarena's flag is only in its state
+    assert (unasked.stop, unasked.invalid_actions) == ("done", 0)
+    asked = _play(rules_server, "strict-state", EpisodeRules(invalid_flags_in_state=True))
+    assert (asked.stop, asked.invalid_actions) == ("invalid_action", 1)
+
+
+def test_a_dropped_socket_is_replayed_unless_replay_is_off(rules_server):
+    replayed = _play(rules_server, "flaky", EpisodeRules())
+    assert (replayed.reconnects, replayed.steps, replayed.stop) == (1, 3, "done")
+    assert replayed.reward == pytest.approx(2 / 3)
+    assert [m["content"] for m in replayed.chat if m["role"] == "user"] == replayed.shown  # the model saw no seam
+    with pytest.raises(ConnectionDroppedError, match="1011"):
+        _play(rules_server, "flaky", EpisodeRules(replay=False))
+
+
+def test_replies_must_answer_every_open_episode(rules_server):
+    async def none_at_all(active):
+        return []
+
+    async def go():
+        with TaskAPIClient(rules_server) as api:
+            protocol = EpisodeProtocol(api.action_schema())
+        episode = Episode(protocol, DEFAULT_RULES, {"split": "test", "index": 0}, open_session=lambda: EpisodeSession(rules_server))
+        try:
+            await episode.start(EpisodeSession(rules_server))
+            await play([episode], none_at_all)
+        finally:
+            await episode.session.close()
+
+    with pytest.raises(ValueError, match="returned 0 replies for 1 episodes"):
+        asyncio.run(go())
