@@ -163,7 +163,7 @@ def local_app(
     paths: Sequence[str | os.PathLike[str]] = (),
     environ: Mapping[str, str] | None = None,
     host: str = "127.0.0.1",
-    startup_timeout: float = 120.0,
+    startup_timeout: float = 300.0,
     log_file: str | os.PathLike[str] | None = None,
 ) -> Iterator[str]:
     """Serve an ASGI app, ``"MODULE:ATTRIBUTE"`` (e.g. an OpenEnv environment's own ``envs.X.server.app:app``),

@@ -11,6 +11,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from openenv_prime.envs.launch import ServerStartError, local_server
+from tests.support.waiting import HANG_GUARD_S
 from tests.support.waiting import until
 
 
@@ -69,9 +70,9 @@ def test_cli_help_and_launcher_do_not_import_openenv():
         "import sys; import openenv_prime.envs.cli, openenv_prime.envs.launch; "
         "assert not any(m == 'openenv' or m.startswith('openenv.') for m in sys.modules), 'openenv imported'"
     )
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=HANG_GUARD_S)
     help_text = subprocess.run(
-        [sys.executable, "-m", "openenv_prime.envs", "serve", "--help"], check=True, timeout=60, capture_output=True, text=True
+        [sys.executable, "-m", "openenv_prime.envs", "serve", "--help"], check=True, timeout=HANG_GUARD_S, capture_output=True, text=True
     ).stdout
     assert "--max-sessions" in help_text and "chain-sum" in help_text
 
@@ -140,7 +141,7 @@ def test_local_app_serves_an_app_as_it_is_with_its_environment_and_keeps_its_log
         assert httpx.get(f"{url}/greeting").json() == {"greeting": "hello"}
     assert "greeted" in log.read_text()
     with pytest.raises(ServerStartError, match=r"(?s)exited with code.*no_such_app_module"):
-        with local_app("no_such_app_module:app", paths=[tmp_path], startup_timeout=60):
+        with local_app("no_such_app_module:app", paths=[tmp_path]):
             pass
     with pytest.raises(ValueError, match="expected MODULE:ATTRIBUTE"):
         with local_app("own_app_module"):

@@ -7,6 +7,8 @@ import pathlib
 import subprocess
 import sys
 
+from tests.support.waiting import HANG_GUARD_S
+
 # Standard-library packages that each cost milliseconds to import; the samplers need none of them.
 COSTLY_STDLIB = ("asyncio", "concurrent", "email", "http", "logging", "multiprocessing", "ssl", "sqlite3", "subprocess",
                  "unittest", "urllib", "xml")
@@ -21,7 +23,7 @@ print(json.dumps(sorted(set(sys.modules) - before)))
 
 
 def _loaded() -> list[str]:
-    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=HANG_GUARD_S, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
