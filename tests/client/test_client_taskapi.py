@@ -206,7 +206,8 @@ def test_server_without_task_api_says_so(chain_sum_server):
 
 def test_timeouts_are_retried_then_reported(chain_sum_server):
     with TaskAPIProxy(chain_sum_server, stall_first=1) as proxy:
-        with TaskAPIClient(proxy.url, env_name="chain_sum", timeout=1.0, retries=2) as api:
+        # 10 s per try: the stalled first try times out whatever the load; a retry's real answer arrives well within.
+        with TaskAPIClient(proxy.url, env_name="chain_sum", timeout=10.0, retries=2) as api:
             assert api.list_environments() == ["chain_sum"]  # the first try was never answered: a retry answered
         assert proxy.seen.count(("GET", "/list_environments")) >= 2
     with TaskAPIProxy(chain_sum_server, stall_first=10) as proxy:

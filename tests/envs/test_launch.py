@@ -101,6 +101,8 @@ def _refused(url: str) -> bool:
         httpx.get(url, timeout=2)
     except httpx.ConnectError:
         return True
+    except httpx.TimeoutException:  # still there, answering slowly (a loaded machine): not stopped yet
+        pass
     return False
 
 
