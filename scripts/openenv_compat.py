@@ -33,6 +33,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 import compat_players as players  # noqa: E402
+from openenv_prime.client.episode_rules import DEFAULT_RULES  # noqa: E402
 from openenv_prime.client.errors import OpenEnvError  # noqa: E402
 from openenv_prime.client.resetcheck import ResetIgnoredError  # noqa: E402
 from openenv_prime.envs.launch import ServerStartError, local_app, local_server  # noqa: E402
@@ -145,30 +146,59 @@ def server_python(case: Case, override: str | None, console: Console) -> str:
 # ---- policies -------------------------------------------------------------------------------------------------
 class ScriptedPolicy:
     """An eval `Policy` whose replies come from a rule reading the messages; records what the first prompt of each
-    episode was like (its size, and whether the values the prompt states are the legal ones)."""
+    episode was like (its text, its size, whether the values the prompt states are the legal ones) and counts the
+    replies that were no legal move but that the environment took without an error (:attr:`illegal`): the prompt
+    reader's picks outside the legal values, and for an environment with a ``check`` every reply it rejects. A reply
+    the client or server refused is the eval's invalid action, counted there: the next message in that episode is
+    the eval's feedback, and the reply is taken off this count (except an episode's last reply, which no message
+    follows)."""
 
-    def __init__(self, rule: players.Rule, legal: players.Legal, *, reader: bool = False):
-        self.rule, self.legal, self.reader = rule, legal, reader
+    def __init__(self, rule: players.Rule, legal: players.Legal, check: players.Check | None = None, *,
+                 reader: bool = False):
+        self.rule, self.legal, self.check, self.reader = rule, legal, check, reader
+        self.first_prompts: list[list[dict]] = []
         self.first_prompt_chars: list[int] = []
         self.shown: list[str] = []
-        self.off_legal = 0  # prompt reader picks outside the legal values (the environment may take them silently)
+        self.illegal = 0
+        self.notes: list[str] = []  # why each counted reply was no legal move (for the work dir)
+        self._pending: dict[str, str] = {}  # conversation so far, ending with a reply counted illegal -> its note
 
     async def complete(self, prompts: list[list[dict]]) -> list[str]:
         return [self._reply({"messages": messages}) for messages in prompts]
 
     def _reply(self, request: dict[str, Any]) -> str:
+        messages = request["messages"]
+        refused = self._pending.pop(_key(messages[:-1]), None)
+        if refused is not None and str(messages[-1].get("content") or "").endswith(FEEDBACK_END):
+            self.illegal -= 1  # the eval counted it: the client or the server refused it
+            self.notes.remove(refused)
         first = len(players.user_texts(request)) == 1
-        if not (first or self.reader):
-            return self.rule(request)
-        reading, truth = players.read_prompt(request), self.legal(request)
+        reading = players.read_prompt(request) if first or self.reader else None
+        truth = self.legal(request) if reading is not None else None
         if first:
-            self.first_prompt_chars.append(sum(len(str(m.get("content") or "")) for m in request["messages"]))
+            self.first_prompts.append(messages)
+            self.first_prompt_chars.append(sum(len(str(m.get("content") or "")) for m in messages))
             self.shown.append(shown(reading.values, truth))
-        if not self.reader:
-            return self.rule(request)
-        if truth is not None and (reading.pick is None or str(reading.pick).casefold() not in {t.casefold() for t in truth}):
-            self.off_legal += 1
-        return reading.reply
+        reply = reading.reply if self.reader else self.rule(request)
+        why = None
+        if self.reader and truth is not None and (reading.pick is None or str(reading.pick).casefold() not in {t.casefold() for t in truth}):
+            why = f"the pick {reading.pick!r} is none of the legal values"
+        elif self.check is not None:
+            why = self.check(request, reply)
+        if why is not None:
+            note = f"turn {len(players.user_texts(request))}: {reply[:120]!r}: {why}"
+            self.illegal += 1
+            self.notes.append(note)
+            self._pending[_key([*messages, {"role": "assistant", "content": reply}])] = note
+        return reply
+
+
+# the eval's feedback after a refused reply ends so (its rules' default feedback, "{problem} Try again; ...")
+FEEDBACK_END = DEFAULT_RULES.feedback.split("{problem}")[-1].strip()
+
+
+def _key(messages: list[dict]) -> str:
+    return json.dumps([[m.get("role"), m.get("content")] for m in messages])
 
 
 def shown(found: list[Any], truth: list[str] | None) -> str:

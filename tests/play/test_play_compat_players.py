@@ -88,11 +88,17 @@ def test_textarena_player_searches_by_the_hints():
 
 def test_wildfire_and_openspiel_players_answer_json_objects_with_legal_values():
     grid = [1] * 16
-    grid[6] = 2
-    text = observation_to_text({"grid": grid, "width": 4, "height": 4, "remaining_water": 3})
+    grid[6] = 2  # row 1, column 2: x = 2, y = 1 (wildfire's index is y * width + x)
+    text = observation_to_text({"grid": grid, "width": 4, "height": 4, "remaining_water": 3, "remaining_breaks": 0})
+    assert text.startswith("grid (4 rows x 4 columns")  # the player reads the text grid the model is shown
     assert json.loads(compat.wildfire_player(request([text]))) == {"action": "water", "x": 2, "y": 1}
-    dry = observation_to_text({"grid": grid, "width": 4, "height": 4, "remaining_water": 0})
+    dry = observation_to_text({"grid": grid, "width": 4, "height": 4, "remaining_water": 0, "remaining_breaks": 0})
     assert json.loads(compat.wildfire_player(request([dry]))) == {"action": "wait"}
+    for reply in (compat.wildfire_player(request([text])), compat.wildfire_player(request([dry])), "wait"):
+        assert compat.wildfire_check(request([text]), reply) is None
+    for reply, why in [('{"action": "water"}', "without the cell's x and y"), ('{"action": "water", "x": 4, "y": 0}', "off the 4x4 grid"),
+                       ('{"action": "break", "x": 0, "y": 0}', "none left"), ('{"action": "..."}', "none of break, water, wait")]:
+        assert why in compat.wildfire_check(request([text]), reply)
     legal = observation_to_text({"info_state": [0.0] * 4, "legal_actions": [4, 7]})
     assert json.loads(compat.openspiel_player(request([legal]))) == {"action_id": 4}
 
@@ -144,8 +150,11 @@ def test_the_reader_reads_a_stated_range_in_the_prompts_own_format_and_otherwise
     assert reading.values[:2] == ["[1]", "[2]"] and len(reading.values) == 20 and reading.reply == "[1]"
     nothing = compat.read_prompt(_prompt(FREE_SCHEMA, ["What is the capital of France?"]))
     assert (nothing.values, nothing.pick, nothing.reply) == ([], None, "I do not know")
-    unstated = compat.read_prompt(_prompt(OBJECT_SCHEMA, ["info_state: [0.0]"]))
-    assert unstated.pick is None and json.loads(unstated.reply) == {"action_id": 0}  # the prompt's own example
+    unstated = compat.read_prompt(_prompt(OBJECT_SCHEMA, ["info_state: [0.0]"]))  # "a JSON value (integer)", no values
+    assert (unstated.values, unstated.pick, unstated.reply) == ([], None, "I do not know")
+    pair = {"properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["a", "b"], "type": "object"}
+    example = compat.read_prompt(_prompt(pair, ["Go."]))
+    assert example.pick is None and json.loads(example.reply) == {"a": 0, "b": "..."}  # the prompt's own example
 
 
 def _runner():
@@ -169,7 +178,7 @@ def test_the_matrix_says_whether_a_prompt_states_the_legal_values_and_counts_the
     unstated = _prompt(OBJECT_SCHEMA, ["info_state: [0.0]"])
     listed = _prompt(ENUM_SCHEMA, ["x: 0\ny: 0"])
     replies = asyncio.run(policy.complete([unstated["messages"], listed["messages"]]))
-    assert replies == ['{"action_id": 0}', "UP"]
+    assert replies == ["I do not know", "UP"]
     assert policy.off_legal == 2 and policy.shown == ["no", "no, 4 not legal"]  # neither pick is break/water/wait
     assert policy.first_prompt_chars == [sum(len(m["content"]) for m in p["messages"]) for p in (unstated, listed)]
     legal = runner.ScriptedPolicy(compat.grid_world_player, compat.constant(["UP", "DOWN", "LEFT", "RIGHT"]))
