@@ -57,6 +57,8 @@ class Case:
     player: players.Rule
     legal: players.Legal  # the legal values at a turn, from knowledge of the environment (None: free text)
     max_steps: int
+    check: players.Check | None = None  # for an environment that takes an illegal move silently: why a reply is none
+    invalid_flags_in_state: bool = False  # the environment keeps its invalid-move flag in state() (textarena)
     per_family: int = 2
     family_field: str = "tier"
     env_kwargs: dict[str, Any] = field(default_factory=dict)
@@ -104,12 +106,13 @@ def cases() -> list[Case]:
         Case("textarena_env", "textarena_env.server.environment:TextArenaEnvironment",
              [{"split": "test", "id": f"guess-{s}", "tier": 0, "seed": s, "reset": {"seed": s}} for s in range(2)],
              players.guess_the_number_player, players.constant(players.GUESS_THE_NUMBER), max_steps=12,
+             invalid_flags_in_state=True,
              env_kwargs={"env_id": "GuessTheNumber-v0", "download_nltk": False},
              app_environ={"TEXTARENA_ENV_ID": "GuessTheNumber-v0", "TEXTARENA_DOWNLOAD_NLTK": "0"},
              root="envs", venv="textarena", requires=("textarena==0.7.4",)),
         Case("wildfire_env", "envs.wildfire_env.server.wildfire_environment:WildfireEnvironment",
              _reset_lines("wildfire", 2), players.wildfire_player, players.constant(players.WILDFIRE_ACTIONS),
-             max_steps=24, app_environ={"WILDFIRE_WIDTH": "32", "WILDFIRE_HEIGHT": "32"}),
+             max_steps=24, check=players.wildfire_check, app_environ={"WILDFIRE_WIDTH": "32", "WILDFIRE_HEIGHT": "32"}),
         Case("snake_env", "server.snake_environment:SnakeEnvironment", _reset_lines("snake", 2), players.snake_player,
              players.constant(players.SNAKE_ACTIONS), max_steps=40, root="envs/snake_env", venv="snake",
              requires=("marlenv==1.0.1", "gym==0.24.1", "numpy<2", "Pillow>=10")),
@@ -260,7 +263,8 @@ def _serve(case: Case, via: str, checkout: Path, python: str, task_file: Path, l
 def _eval(case: Case, url: str, task_file: Path | None, policy: ScriptedPolicy, check_reset: bool):
     config = EvalConfig(base_url=url, tasks=str(task_file) if task_file else None, split="test",
                         per_family=case.per_family, max_steps=case.max_steps, family_field=case.family_field,
-                        max_concurrency=4, timeout=120, check_reset=check_reset)
+                        max_concurrency=4, timeout=120, check_reset=check_reset,
+                        invalid_flags_in_state=case.invalid_flags_in_state)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the reset check's notes are in result.warnings
         return run_eval(config, policy)
@@ -275,14 +279,15 @@ def run_case(case: Case, via: str, checkout: Path, python: str, work: Path) -> R
     try:
         with _serve(case, via, checkout, python, task_file, work / f"{stem}.{via}.server.log") as url:
             given = task_file if via == "tasklist" else None
-            legal_moves = ScriptedPolicy(case.player, case.legal)
+            legal_moves = ScriptedPolicy(case.player, case.legal, case.check)
             try:
                 result = _eval(case, url, given, legal_moves, True)
             except ResetIgnoredError as refused:
                 row.reset_check = "refused"
                 (work / f"{stem}.{via}.reset-check.txt").write_text(str(refused) + "\n")
+                legal_moves = ScriptedPolicy(case.player, case.legal, case.check)
                 result = _eval(case, url, given, legal_moves, False)
-            reader = ScriptedPolicy(case.player, case.legal, reader=True)
+            reader = ScriptedPolicy(case.player, case.legal, case.check, reader=True)
             read = _eval(case, url, given, reader, False)
     except (ServerStartError, OpenEnvError, ValueError, KeyError, RuntimeError) as error:
         row.error = f"{type(error).__name__}: {error}"[-1500:]
@@ -290,11 +295,15 @@ def run_case(case: Case, via: str, checkout: Path, python: str, work: Path) -> R
         return row
     write_json(work / f"{stem}.{via}.legal-moves.json", report_dict(result))
     write_json(work / f"{stem}.{via}.prompt-reader.json", report_dict(read))
+    for policy, name in ((legal_moves, "legal-moves"), (reader, "prompt-reader")):
+        (work / f"{stem}.{via}.{name}.turn-1-prompt.json").write_text(json.dumps(policy.first_prompts[:1], indent=1) + "\n")
+        if policy.notes:
+            (work / f"{stem}.{via}.{name}.illegal.txt").write_text("\n".join(policy.notes) + "\n")
     results = result.results
     row.episodes = len(results)
     row.done = sum(r.done for r in results)
     row.completed = sum(r.done or r.truncated for r in results)
-    row.invalid = sum(r.invalid_actions for r in results)
+    row.invalid = sum(r.invalid_actions for r in results) + legal_moves.illegal
     row.mean_reward = result.mean_reward
     row.warnings = len(result.warnings)
     if row.reset_check != "refused":
@@ -304,7 +313,7 @@ def run_case(case: Case, via: str, checkout: Path, python: str, work: Path) -> R
     row.prompt_chars = max(legal_moves.first_prompt_chars, default=0)
     row.legal_shown = "; ".join(sorted(set(legal_moves.shown))) or "-"
     row.reader_completed = f"{sum(r.done or r.truncated for r in read.results)}/{len(read.results)}"
-    row.reader_invalid = sum(r.invalid_actions for r in read.results) + reader.off_legal
+    row.reader_invalid = sum(r.invalid_actions for r in read.results) + reader.illegal
     row.seconds = time.perf_counter() - started
     return row
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import json
 
 from openenv_prime.client import observation_to_text, reply_to_action
+from openenv_prime.client.episode_rules import DEFAULT_RULES
 from openenv_prime.client.render import EpisodeProtocol
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "compat_players.py"
@@ -179,10 +180,16 @@ def test_the_matrix_says_whether_a_prompt_states_the_legal_values_and_counts_the
     listed = _prompt(ENUM_SCHEMA, ["x: 0\ny: 0"])
     replies = asyncio.run(policy.complete([unstated["messages"], listed["messages"]]))
     assert replies == ["I do not know", "UP"]
-    assert policy.off_legal == 2 and policy.shown == ["no", "no, 4 not legal"]  # neither pick is break/water/wait
+    assert policy.illegal == 2 and policy.shown == ["no", "no, 4 not legal"]  # neither pick is break/water/wait
+    assert len(policy.notes) == 2 and "'UP' is none of the legal values" in policy.notes[1]
     assert policy.first_prompt_chars == [sum(len(m["content"]) for m in p["messages"]) for p in (unstated, listed)]
+    # a counted reply the eval refused (its feedback follows) is the eval's invalid action, taken off this count
+    refused = [*listed["messages"], {"role": "assistant", "content": "UP"},
+               {"role": "user", "content": DEFAULT_RULES.feedback_text("'UP' is not an action")}]
+    asyncio.run(policy.complete([refused]))
+    assert policy.illegal == 2 and len(policy.notes) == 2  # UP off, the reply to the feedback (UP again) on
     legal = runner.ScriptedPolicy(compat.grid_world_player, compat.constant(["UP", "DOWN", "LEFT", "RIGHT"]))
-    assert asyncio.run(legal.complete([listed["messages"]])) == ["DOWN"] and legal.shown == ["yes"] and legal.off_legal == 0
+    assert asyncio.run(legal.complete([listed["messages"]])) == ["DOWN"] and legal.shown == ["yes"] and legal.illegal == 0
 
 
 def test_the_matrix_imports_nothing_from_tests_and_serves_through_launch():
@@ -197,10 +204,20 @@ def test_the_matrix_imports_nothing_from_tests_and_serves_through_launch():
     assert "openenv_prime.envs.launch" in imported
 
 
-def test_the_reader_takes_allowed_values_stated_as_a_line_of_the_reply_format():
-    system = 'Reply with only a JSON object for the action, with these fields:\n- "action" (string, required): allowed values: break, water, wait\nFor example: {"action": "..."}'
-    reading = compat.read_prompt(request(["grid: [1, 2]"], system))
-    assert reading.values == ["break", "water", "wait"] and json.loads(reading.reply) == {"action": "break"}
-    bare = compat.read_prompt(request(["Snake."], "Reply with only a JSON value (integer).\nAllowed values: 0, 1, 2"))
-    assert bare.values == ["0", "1", "2"] and bare.reply == "0"  # typed as the reply format says
+def test_the_reader_takes_the_values_a_docstring_states_from_the_prompts_the_client_writes():
+    from tests.play.lookalike_envs import FireAction, SnakeAction  # wildfire's and snake's docstrings, in their shape
+
+    fire_schema = FireAction.model_json_schema()
+    fire = _prompt(fire_schema, [observation_to_text({"grid": [1] * 16, "width": 4, "height": 4})])
+    assert '"action" (string, one of "break", "water", "wait"' in compat.system_text(fire)  # the format the reader reads
+    reading = compat.read_prompt(fire)
+    assert reading.values == ["break", "water", "wait"] and reading.pick == "break"
+    assert reply_to_action(reading.reply, fire_schema)["action"] == "break"
+    snake_schema = SnakeAction.model_json_schema()  # two cases, [0, 1, 2] and [0, 1, 2, 3, 4]: every case allows 0-2
+    snake = compat.read_prompt(_prompt(snake_schema, [observation_to_text({"grid": [[0] * 4] * 4})]))
+    assert snake.values == ["0", "1", "2"] and snake.reply == "0"  # typed as the reply format says (a JSON integer)
+    assert reply_to_action(snake.reply, snake_schema)["action"] == 0
+    bounded = {"properties": {"column": {"type": "integer", "minimum": 0, "maximum": 6}}, "required": ["column"], "type": "object"}
+    column = compat.read_prompt(_prompt(bounded, ["Drop a disc."]))
+    assert column.values == list(range(7)) and reply_to_action(column.reply, bounded) == {"column": 0}
     assert compat.read_prompt(request(["legal_players: [0]"], "Reply with anything.")).values == []  # players, not moves
