@@ -434,6 +434,14 @@ def echo_tools(request: dict[str, Any]) -> list[str] | None:
 
 
 GUESS_THE_NUMBER = [f"[{n}]" for n in range(1, 21)]  # TextArena's GuessTheNumber-v0: "[N]", N from 1 to 20
+_GUESSED = re.compile(r"\[Player\] \[(\d+)\]")
+
+
+def guess_the_number_legal(request: dict[str, Any]) -> list[str]:
+    """GuessTheNumber's numbers less those the game's history shows guessed (it flags a repeat as an invalid move,
+    which its rules do not say)."""
+    guessed = {f"[{n}]" for text in user_texts(request) for n in _GUESSED.findall(text)}
+    return [value for value in GUESS_THE_NUMBER if value not in guessed]
 
 
 def free_text(request: dict[str, Any]) -> list[str] | None:

@@ -105,7 +105,7 @@ def cases() -> list[Case]:
         # GuessTheNumber runs offline (Wordle needs nltk data); reset(seed) takes the seed and does not use it.
         Case("textarena_env", "textarena_env.server.environment:TextArenaEnvironment",
              [{"split": "test", "id": f"guess-{s}", "tier": 0, "seed": s, "reset": {"seed": s}} for s in range(2)],
-             players.guess_the_number_player, players.constant(players.GUESS_THE_NUMBER), max_steps=12,
+             players.guess_the_number_player, players.guess_the_number_legal, max_steps=12,
              invalid_flags_in_state=True,
              env_kwargs={"env_id": "GuessTheNumber-v0", "download_nltk": False},
              app_environ={"TEXTARENA_ENV_ID": "GuessTheNumber-v0", "TEXTARENA_DOWNLOAD_NLTK": "0"},
@@ -153,8 +153,9 @@ class ScriptedPolicy:
     replies that were no legal move but that the environment took without an error (:attr:`illegal`): the prompt
     reader's picks outside the legal values, and for an environment with a ``check`` every reply it rejects. A reply
     the client or server refused is the eval's invalid action, counted there: the next message in that episode is
-    the eval's feedback, and the reply is taken off this count (except an episode's last reply, which no message
-    follows)."""
+    the eval's feedback, and the reply is taken off this count; an episode's last reply, which no message follows,
+    comes off in :meth:`settle` when the eval ended that episode as ``invalid_action`` (refused, or flagged by the
+    environment: textarena's second repeated guess)."""
 
     def __init__(self, rule: players.Rule, legal: players.Legal, check: players.Check | None = None, *,
                  reader: bool = False):
@@ -164,17 +165,20 @@ class ScriptedPolicy:
         self.shown: list[str] = []
         self.illegal = 0
         self.notes: list[str] = []  # why each counted reply was no legal move (for the work dir)
-        self._pending: dict[str, str] = {}  # conversation so far, ending with a reply counted illegal -> its note
+        # conversation so far, ending with a reply counted illegal -> its notes (episodes may play alike)
+        self._pending: dict[str, list[str]] = {}
 
     async def complete(self, prompts: list[list[dict]]) -> list[str]:
         return [self._reply({"messages": messages}) for messages in prompts]
 
     def _reply(self, request: dict[str, Any]) -> str:
         messages = request["messages"]
-        refused = self._pending.pop(_key(messages[:-1]), None)
-        if refused is not None and str(messages[-1].get("content") or "").endswith(FEEDBACK_END):
-            self.illegal -= 1  # the eval counted it: the client or the server refused it
-            self.notes.remove(refused)
+        before = self._pending.get(_key(messages[:-1]))
+        if before:
+            refused = before.pop()
+            if str(messages[-1].get("content") or "").endswith(FEEDBACK_END):
+                self.illegal -= 1  # the eval counted it: the client or the server refused it
+                self.notes.remove(refused)
         first = len(players.user_texts(request)) == 1
         reading = players.read_prompt(request) if first or self.reader else None
         truth = self.legal(request) if reading is not None else None
@@ -192,8 +196,18 @@ class ScriptedPolicy:
             note = f"turn {len(players.user_texts(request))}: {reply[:120]!r}: {why}"
             self.illegal += 1
             self.notes.append(note)
-            self._pending[_key([*messages, {"role": "assistant", "content": reply}])] = note
+            self._pending.setdefault(_key([*messages, {"role": "assistant", "content": reply}]), []).append(note)
         return reply
+
+    def settle(self, results: list[Any]) -> None:
+        """Take off this count the last replies the eval counted: those of episodes it stopped as invalid_action."""
+        for result in results:
+            if result.stop != "invalid_action":
+                continue
+            last = next((notes for k, notes in self._pending.items() if notes and json.loads(k)[-1] == ["assistant", result.reply]), None)
+            if last:
+                self.notes.remove(last.pop())
+                self.illegal -= 1
 
 
 # the eval's feedback after a refused reply ends so (its rules' default feedback, "{problem} Try again; ...")
@@ -293,6 +307,8 @@ def run_case(case: Case, via: str, checkout: Path, python: str, work: Path) -> R
         row.error = f"{type(error).__name__}: {error}"[-1500:]
         row.seconds = time.perf_counter() - started
         return row
+    legal_moves.settle(result.results)
+    reader.settle(read.results)
     write_json(work / f"{stem}.{via}.legal-moves.json", report_dict(result))
     write_json(work / f"{stem}.{via}.prompt-reader.json", report_dict(read))
     for policy, name in ((legal_moves, "legal-moves"), (reader, "prompt-reader")):

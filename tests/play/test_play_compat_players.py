@@ -13,6 +13,7 @@ import json
 
 from openenv_prime.client import observation_to_text, reply_to_action
 from openenv_prime.client.episode_rules import DEFAULT_RULES
+from openenv_prime.evaluation.result import TaskResult
 from openenv_prime.client.render import EpisodeProtocol
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "compat_players.py"
@@ -188,6 +189,16 @@ def test_the_matrix_says_whether_a_prompt_states_the_legal_values_and_counts_the
                {"role": "user", "content": DEFAULT_RULES.feedback_text("'UP' is not an action")}]
     asyncio.run(policy.complete([refused]))
     assert policy.illegal == 2 and len(policy.notes) == 2  # UP off, the reply to the feedback (UP again) on
+    # textarena's way: two episodes alike, each ending on a repeated guess the environment flags (no feedback follows)
+    rules = "Guess the number between 1 and 20. For example, [5]."
+    history = json.dumps({"content": f"{rules}\n[Player] [1]\n[GAME] The target number is higher."})
+    guesses = runner.ScriptedPolicy(compat.guess_the_number_player, compat.guess_the_number_legal, reader=True)
+    turn_two = [[{"role": "user", "content": rules}, {"role": "assistant", "content": "[1]"}, {"role": "user", "content": history}]] * 2
+    assert asyncio.run(guesses.complete(turn_two)) == ["[1]", "[1]"] and guesses.illegal == 2  # [1] was guessed
+    ended = TaskResult(key="guess-0", family="0", split="test", index=0, reward=0.6, success=False, reply="[1]",
+                          steps=2, done=True, invalid_actions=1, stop="invalid_action")
+    guesses.settle([ended, ended.model_copy(update={"key": "guess-1", "index": 1}), ended.model_copy(update={"stop": "done"})])
+    assert guesses.illegal == 0 and guesses.notes == []  # the eval counted both
     legal = runner.ScriptedPolicy(compat.grid_world_player, compat.constant(["UP", "DOWN", "LEFT", "RIGHT"]))
     assert asyncio.run(legal.complete([listed["messages"]])) == ["DOWN"] and legal.shown == ["yes"] and legal.illegal == 0
 
