@@ -38,7 +38,7 @@ def replies(answer: str) -> list[str]:
 def chosen_indices(env: ChainSumEnvironment, schedule: str, split: str) -> list[int]:
     """The first, second and last task of every tier, the rest drawn at random (seeded) from the whole split."""
     per_tier = env.taskset.per_tier[split]
-    tiers = len(env.taskset.tiers)
+    tiers = env.num_tasks(split) // per_tier
     fixed = sorted({t * per_tier + local for t in range(tiers) for local in (0, 1, per_tier - 1)})
     rng = random.Random(f"{schedule}/{split}")
     rest = rng.sample([i for i in range(per_tier * tiers) if i not in set(fixed)], TASKS_PER_SPLIT - len(fixed))
