@@ -98,12 +98,6 @@ SAME_MEANING = {
     "__getattr__": "the module attribute hook (PEP 562) of each lazily importing package",
     "main": "a module's command-line entry point",
     "register": "each CLI module adds its subcommand to the parser it is given",
-    # issue 19 item 4: envs/chain_sum mirrors envs/reasoning_gym_tiers module for module (one meaning, two copies)
-    "TierOverlap": "the tier-overlap report of each tiered server (chain_sum mirrors reasoning_gym_tiers)",
-    "build_app": "each tiered server's FastAPI app (chain_sum mirrors reasoning_gym_tiers)",
-    "max_tiers": "each tiered server's tier count limit (chain_sum mirrors reasoning_gym_tiers)",
-    "overlap_report": "each tiered server's overlap report (chain_sum mirrors reasoning_gym_tiers)",
-    "score_reply": "each tiered server's reply scoring (chain_sum mirrors reasoning_gym_tiers)",
 }
 
 

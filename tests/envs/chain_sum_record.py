@@ -15,7 +15,7 @@ import random
 import sys
 from typing import Any
 
-from openenv_prime.envs.chain_sum.environment import (
+from openenv_prime.envs.reasoning_gym_tiers.environment import (
     ChainSumAction,
     ChainSumEnvironment,
     ChainSumObservation,
