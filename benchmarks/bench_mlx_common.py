@@ -33,7 +33,7 @@ SETTINGS = {  # model -> (tasks per step, group size, max new tokens)
 
 
 def model_path(name: str, tmp: Path) -> str:
-    from openenv_prime.mlx_trainer.models import build_tiny_model, resolve_model
+    from openenv_prime.mlx_trainer.model.sources import build_tiny_model, resolve_model
 
     if name == "tiny":
         return str(build_tiny_model(tmp / "tiny"))
@@ -102,7 +102,7 @@ def environment(model: str, tmp: Path):
         sys.path.insert(0, str(ROOT / "tests" / "mlx_trainer"))
         from trainer_helpers import SMALL_VOCAB, format_sft_model, toy_server
 
-        from openenv_prime.mlx_trainer.models import build_tiny_model
+        from openenv_prime.mlx_trainer.model.sources import build_tiny_model
 
         base = build_tiny_model(tmp / "tiny", vocab=SMALL_VOCAB)
         path = format_sft_model(base, tmp / "sft", ["say 7:"])

@@ -42,7 +42,7 @@ def compare(args) -> None:
 def compare_report(out: Path) -> None:
     """Per seed and median: sampled reward by quarter of the run, groups with signal, greedy eval
     accuracy per family at the last eval; plus the overlaid plot."""
-    from openenv_prime.mlx_trainer.plot import plot_compare
+    from openenv_prime.mlx_trainer.report import plot_compare
 
     runs = sorted(p for p in out.glob("seed*/*") if (p / "log.jsonl").is_file())
     if not runs:

@@ -47,7 +47,7 @@ def bench_generation(model, tokenizer, prompts, max_tokens: int, repeats: int) -
 def speed(args) -> None:
     from mlx_lm import load
 
-    from openenv_prime.mlx_trainer.blas import detect_blas
+    from openenv_prime.mlx_trainer.model.blas import detect_blas
     from openenv_prime.mlx_trainer.config import load_config
     from openenv_prime.mlx_trainer.lora import apply_lora
 

@@ -116,7 +116,7 @@ def side(args) -> None:
 
 
 def vs_mlx_lm_lora(args) -> None:
-    from openenv_prime.mlx_trainer.blas import detect_blas
+    from openenv_prime.mlx_trainer.model.blas import detect_blas
 
     python = peer_python()
     here = Path(__file__).resolve()

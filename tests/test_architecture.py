@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -85,6 +87,20 @@ def test_servers_are_reached_only_through_the_launcher(path):
             assert name in ("openenv_prime.envs", "openenv_prime.envs.launch"), (
                 f"openenv_prime/{where(path)} imports {name}; outside envs/ use openenv_prime.envs.launch only"
             )
+
+
+def test_help_imports_no_framework():
+    """`openenv-prime --help` builds every subcommand's parser and imports no framework (docs/architecture.md)."""
+    probe = (
+        "import json, sys\n"
+        "from openenv_prime.cli import build_parser\n"
+        "import openenv_prime.mlx_trainer, openenv_prime.mlx_trainer.model, openenv_prime.mlx_trainer.report\n"
+        "build_parser().format_help()\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    heavy = set(json.loads(done.stdout.splitlines()[-1])) & (set(HOMES) | {"matplotlib", "torch", "transformers", "numpy"})
+    assert not heavy, f"openenv-prime --help imported {sorted(heavy)}"
 
 
 def test_the_rules_see_the_package():

@@ -17,7 +17,7 @@ def load_trainable(config: TrainConfig) -> tuple[Any, Any, Any]:
     """(model, tokenizer, optimizer) for ``config``, seeded so that the LoRA initialisation repeats."""
     from openenv_prime.mlx_trainer.grpo import make_optimizer
     from openenv_prime.mlx_trainer.lora import apply_lora
-    from openenv_prime.mlx_trainer.models import load_base
+    from openenv_prime.mlx_trainer.model.sources import load_base
 
     seed_step(config.seed, 0)
     m = config.model

@@ -50,7 +50,7 @@ def test_trainer_prompts_never_hold_the_gold_answer(vf_sums_server, tmp_path, mo
     from openenv_prime.mlx_trainer import generation, policy, rollouts
     from openenv_prime.mlx_trainer.config import config_from_dict
     from openenv_prime.mlx_trainer.loop import train
-    from openenv_prime.mlx_trainer.models import build_tiny_model
+    from openenv_prime.mlx_trainer.model.sources import build_tiny_model
 
     prompts: list[str] = []
 

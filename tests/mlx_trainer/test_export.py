@@ -23,7 +23,7 @@ def test_exported_run_loads_in_mlx_lm_and_matches_the_adapters(tmp_path, options
 
     from openenv_prime.mlx_trainer.checkpoint import latest_checkpoint
     from openenv_prime.mlx_trainer.lora import apply_lora, load_adapters
-    from openenv_prime.mlx_trainer.models import build_tiny_model, load_base
+    from openenv_prime.mlx_trainer.model.sources import build_tiny_model, load_base
 
     # format-SFT'd so that groups differ from step 1 and the adapters really move
     base = format_sft_model(build_tiny_model(tmp_path / "random", vocab=SMALL_VOCAB), tmp_path / "base", ["say 7:"])

@@ -21,7 +21,7 @@ from openenv_prime.samplers.task import Task
 @pytest.fixture(scope="module")
 def sft_two_step(tmp_path_factory):
     """A tiny small-vocabulary model after format SFT on both prompts of the two-step task."""
-    from openenv_prime.mlx_trainer.models import build_tiny_model
+    from openenv_prime.mlx_trainer.model.sources import build_tiny_model
 
     root = tmp_path_factory.mktemp("two-step-models")
     base = build_tiny_model(root / "base", vocab=SMALL_VOCAB, seed=0)

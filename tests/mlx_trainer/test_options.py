@@ -207,7 +207,7 @@ def test_quantized_base_trains_lora_only(tiny_model_dir, bits):
     from openenv_prime.mlx_trainer.generation import generate, render_prompt
     from openenv_prime.mlx_trainer.grpo import train_on_batch
     from openenv_prime.mlx_trainer.lora import apply_lora
-    from openenv_prime.mlx_trainer.models import load_base, quantization_of
+    from openenv_prime.mlx_trainer.model.sources import load_base, quantization_of
 
     model, tok = load_base(str(tiny_model_dir), bits, 32)
     assert quantization_of(model) == {"group_size": 32, "bits": bits}

@@ -25,7 +25,7 @@ from openenv_prime.mlx_trainer.loop import TrainingError, train
 @pytest.fixture(scope="module")
 def sft_model(tmp_path_factory):
     """A tiny small-vocabulary model after 30 format-SFT steps (random digit + EOS after "say 7:")."""
-    from openenv_prime.mlx_trainer.models import build_tiny_model
+    from openenv_prime.mlx_trainer.model.sources import build_tiny_model
 
     root = tmp_path_factory.mktemp("trainer-models")
     base = build_tiny_model(root / "base", vocab=SMALL_VOCAB, seed=0)

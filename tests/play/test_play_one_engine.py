@@ -38,7 +38,7 @@ def rules_server(tmp_path_factory):
 @pytest.fixture(scope="module")
 def printable_model_dir(tmp_path_factory):
     """A tiny model whose character tokenizer knows every printable character, so transcripts decode exactly."""
-    from openenv_prime.mlx_trainer.models import build_tiny_model
+    from openenv_prime.mlx_trainer.model.sources import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("models") / "printable", vocab=string.printable)
 
