@@ -123,8 +123,9 @@ class EpisodeRunner:
     timeout: float = 30.0
     # What plays a task: (split, index) on a Task API server, a task list line's `reset` arguments otherwise.
     reset_kwargs: Callable[[Task], dict[str, Any]] = lambda task: {"split": task.split, "index": task.index}  # noqa: E731
-    # How a round's replies are made: mlx generation over the transcripts' tokens (a test may script it).
-    generator: Callable[..., list[Completion]] = generate
+    # How a round's replies are made: None = mlx generation over the transcripts' tokens (`generate`, looked up
+    # when called, so a test can record it); a test may script it instead.
+    generator: Callable[..., list[Completion]] | None = None
 
     def __post_init__(self) -> None:
         self.chat = ChatTokens(self.renderer.tokenizer)
@@ -177,7 +178,7 @@ class EpisodeRunner:
             else:
                 self.chat.add_user(turns.transcript, ep.message, turns.stopped)
         t1 = time.perf_counter()
-        completions = await self.mlx.run(self.generator, self.model, self.renderer.tokenizer,
+        completions = await self.mlx.run(self.generator or generate, self.model, self.renderer.tokenizer,
                                          [ep.context.transcript.tokens for ep in active],
                                          max_tokens=self.max_new_tokens, temperature=self.temperature,
                                          stop=self.mlx.stopping)
