@@ -20,7 +20,7 @@ from bench_mlx_common import finished, records, run_training
 def compare(args) -> None:
     """Curriculum vs uniform for each seed, one after the other, then the report."""
     from openenv_prime.envs.launch import local_server
-    from openenv_prime.mlx_trainer.checkpoint import latest_checkpoint
+    from openenv_prime.mlx_trainer.training.checkpoint import latest_checkpoint
 
     out = Path(args.out)
     if not args.report_only:

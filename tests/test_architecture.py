@@ -89,12 +89,32 @@ def test_servers_are_reached_only_through_the_launcher(path):
             )
 
 
+# The MLX trainer's rooms (docs/architecture.md): what each folder may import from the rest of the trainer.
+TRAINER_ROOMS = {
+    "mlx_trainer/model/": ("openenv_prime.mlx_trainer.model",),
+    "mlx_trainer/report/": ("openenv_prime.mlx_trainer.report",),
+    "mlx_trainer/rollouts/": ("openenv_prime.mlx_trainer.rollouts", "openenv_prime.mlx_trainer.worker"),
+}
+
+
+@pytest.mark.parametrize("path", [p for p in modules() if where(p).startswith(tuple(TRAINER_ROOMS))], ids=where)
+def test_trainer_rooms_import_only_what_their_job_needs(path):
+    allowed = next(v for k, v in TRAINER_ROOMS.items() if where(path).startswith(k))
+    for name in imports(path):
+        if name.startswith("openenv_prime.mlx_trainer"):
+            assert name.startswith(allowed), (
+                f"openenv_prime/{where(path)} imports {name}; that folder may use only {allowed} of the trainer "
+                "(docs/architecture.md)"
+            )
+
+
 def test_help_imports_no_framework():
     """`openenv-prime --help` builds every subcommand's parser and imports no framework (docs/architecture.md)."""
     probe = (
         "import json, sys\n"
         "from openenv_prime.cli import build_parser\n"
         "import openenv_prime.mlx_trainer, openenv_prime.mlx_trainer.model, openenv_prime.mlx_trainer.report\n"
+        "import openenv_prime.mlx_trainer.training, openenv_prime.mlx_trainer.rollouts\n"
         "build_parser().format_help()\n"
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
     )

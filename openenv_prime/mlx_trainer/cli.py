@@ -31,9 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from openenv_prime.mlx_trainer.config import ConfigError, config_from_dict, load_config
     from openenv_prime.envs.launch import ServerStartError
-    from openenv_prime.mlx_trainer.loop import TrainingError, TrainingInterrupted, train
+    from openenv_prime.mlx_trainer.config import ConfigError, config_from_dict, load_config
+    from openenv_prime.mlx_trainer.training.loop import TrainingError, TrainingInterrupted, train
 
     try:
         config = load_config(args.config)

@@ -12,8 +12,8 @@ from trainer_helpers import SMALL_VOCAB, RecordingSampler, format_sft_model, rea
 
 from openenv_prime.client.episode_rules import EpisodeRules
 from openenv_prime.mlx_trainer.config import config_from_dict
-from openenv_prime.mlx_trainer.loop import train
-from openenv_prime.mlx_trainer.rollouts import EpisodeRunner, Renderer
+from openenv_prime.mlx_trainer.rollouts.runner import EpisodeRunner, Renderer
+from openenv_prime.mlx_trainer.training.loop import train
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
 from openenv_prime.samplers.task import Task
 

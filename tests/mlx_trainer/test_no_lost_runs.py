@@ -18,7 +18,7 @@ from trainer_helpers import read_log
 
 from openenv_prime.mlx_trainer.config import config_from_dict, dump_toml
 from openenv_prime.mlx_trainer.errors import TrainingError
-from openenv_prime.mlx_trainer.loop import train
+from openenv_prime.mlx_trainer.training.loop import train
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
 
 
@@ -27,9 +27,9 @@ from openenv_prime.mlx_trainer.worker import MainThreadMLX
 def test_lora_dropout_acts_only_inside_the_loss(tiny_model_dir):
     import mlx.core as mx
 
-    from openenv_prime.mlx_trainer.grpo import make_batch, token_logprobs, train_on_batch
-    from openenv_prime.mlx_trainer.lora import lora_modules
-    from openenv_prime.mlx_trainer.trainable import load_trainable
+    from openenv_prime.mlx_trainer.training.grpo import make_batch, token_logprobs, train_on_batch
+    from openenv_prime.mlx_trainer.training.lora import lora_modules
+    from openenv_prime.mlx_trainer.training.trainable import load_trainable
 
     cfg = config_from_dict({"model": {"path": str(tiny_model_dir)}, "lora": {"dropout": 0.9},
                             "grpo": {"learning_rate": 1e-3}})
@@ -223,7 +223,7 @@ def test_ctrl_c_during_a_generation_drops_it_after_one_token(tiny_model_dir):
     import mlx.core as mx
     from mlx_lm import load
 
-    from openenv_prime.mlx_trainer.generation import generate
+    from openenv_prime.mlx_trainer.rollouts.generation import generate
 
     mx.random.seed(0)  # the same samples every run: no early EOS can end the generation before the signal
     model, tokenizer = load(str(tiny_model_dir))

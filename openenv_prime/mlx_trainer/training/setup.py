@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator
 
 from openenv_prime.mlx_trainer.config import EnvironmentConfig, TrainConfig
 from openenv_prime.mlx_trainer.errors import TrainingError
-from openenv_prime.mlx_trainer.rollouts import EpisodeRunner
+from openenv_prime.mlx_trainer.rollouts.runner import EpisodeRunner
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
 
 
@@ -57,8 +57,8 @@ async def build_parts(config: TrainConfig, base_url: str, mlx: MainThreadMLX, sa
     """Load the model (on the main thread), read the environment's tasks, and build the sampler over them with
     ``sampler_kwargs`` (wrapped by ``sampler_wrapper`` if given) and the episode runner."""
     from openenv_prime.client.setup import EnvironmentSetup
-    from openenv_prime.mlx_trainer.rollouts import Renderer
-    from openenv_prime.mlx_trainer.trainable import load_trainable
+    from openenv_prime.mlx_trainer.rollouts.runner import Renderer
+    from openenv_prime.mlx_trainer.training.trainable import load_trainable
     from openenv_prime.samplers import make_sampler
 
     env = config.environment

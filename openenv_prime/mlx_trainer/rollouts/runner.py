@@ -4,7 +4,7 @@ The episodes themselves (reset with the task's arguments, the reply stepped as t
 back and counted, the limits, the reward, the replay of a dropped socket) are :mod:`openenv_prime.client.episode`,
 under the same :class:`~openenv_prime.client.episode_rules.EpisodeRules` as the eval and the verifiers taskset.
 What the trainer adds is how replies are made and kept: every round of a wave is one MLX generation batch over its
-open episodes, and each episode's turns are one token sequence (:mod:`~openenv_prime.mlx_trainer.chat_tokens`): the
+open episodes, and each episode's turns are one token sequence (:mod:`~openenv_prime.mlx_trainer.rollouts.chat_tokens`): the
 sampled tokens are kept as generated, never re-tokenized, and a mask marks them for the loss.
 Episodes run in waves of at most ``max_sessions`` sockets (fewer when the server admits fewer), kept open from step
 to step (a reset starts the next episode on the same socket). A step's first wave can be reset ahead of time
@@ -26,8 +26,8 @@ from openenv_prime.client.episode_rules import EpisodeRules
 from openenv_prime.client.prompting import PromptSettings
 from openenv_prime.client.render import EpisodeProtocol
 from openenv_prime.client.session_pool import SessionPool
-from openenv_prime.mlx_trainer.chat_tokens import ChatTokens, TokenTranscript
-from openenv_prime.mlx_trainer.generation import Completion, generate
+from openenv_prime.mlx_trainer.rollouts.chat_tokens import ChatTokens, TokenTranscript
+from openenv_prime.mlx_trainer.rollouts.generation import Completion, generate
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
 from openenv_prime.samplers.task import Task
 

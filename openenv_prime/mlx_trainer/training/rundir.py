@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openenv_prime.mlx_trainer.checkpoint import latest_checkpoint, read_state
 from openenv_prime.mlx_trainer.config import ConfigError, TrainConfig, dump_toml, load_config, sampler_kwargs
 from openenv_prime.mlx_trainer.errors import TrainingError
-from openenv_prime.mlx_trainer.resume import resumed_sampler_kwargs
+from openenv_prime.mlx_trainer.training.checkpoint import latest_checkpoint, read_state
+from openenv_prime.mlx_trainer.training.resume import resumed_sampler_kwargs
 
 MARKER = "run.json"
 LOG = "log.jsonl"

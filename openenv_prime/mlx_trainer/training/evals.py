@@ -6,10 +6,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from openenv_prime.mlx_trainer.checkpoint import TrainerState
 from openenv_prime.mlx_trainer.config import TrainConfig
-from openenv_prime.mlx_trainer.rundir import append_log
-from openenv_prime.mlx_trainer.setup import TrainerParts
+from openenv_prime.mlx_trainer.training.checkpoint import TrainerState
+from openenv_prime.mlx_trainer.training.rundir import append_log
+from openenv_prime.mlx_trainer.training.setup import TrainerParts
 
 
 def eval_due(config: TrainConfig, step: int) -> bool:
@@ -26,7 +26,7 @@ async def evaluate_if_due(config: TrainConfig, parts: TrainerParts, state: Train
     if not eval_due(config, step) or any(e["step"] == step for e in state.evals):
         return
     from openenv_prime.evaluation import EvalConfig, run_eval_async
-    from openenv_prime.mlx_trainer.policy import TrainerPolicy
+    from openenv_prime.mlx_trainer.rollouts.policy import TrainerPolicy
 
     await parts.runner.close()  # free the server's session slots for the eval's own sessions
     env, ev = config.environment, config.eval

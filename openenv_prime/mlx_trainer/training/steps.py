@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any, Awaitable, TypeVar
 
 from openenv_prime.client.errors import OpenEnvError
-from openenv_prime.mlx_trainer.checkpoint import TrainerState, save_checkpoint, seed_step
 from openenv_prime.mlx_trainer.config import TrainConfig
 from openenv_prime.mlx_trainer.errors import TrainingError
-from openenv_prime.mlx_trainer.evals import eval_due
 from openenv_prime.mlx_trainer.report.metrics import rollout_summary, sampler_log_metrics
-from openenv_prime.mlx_trainer.rollouts import OpenedWave, RolloutTimes
-from openenv_prime.mlx_trainer.rundir import append_log
-from openenv_prime.mlx_trainer.setup import TrainerParts
+from openenv_prime.mlx_trainer.rollouts.runner import OpenedWave, RolloutTimes
+from openenv_prime.mlx_trainer.training.checkpoint import TrainerState, save_checkpoint, seed_step
+from openenv_prime.mlx_trainer.training.evals import eval_due
+from openenv_prime.mlx_trainer.training.rundir import append_log
+from openenv_prime.mlx_trainer.training.setup import TrainerParts
 
 T = TypeVar("T")
 
@@ -122,7 +122,7 @@ class TrainingSteps:
         return prefetch.tasks, wave, time.perf_counter() - t0
 
     async def _train_step(self) -> dict[str, Any]:
-        from openenv_prime.mlx_trainer.grpo import group_advantages
+        from openenv_prime.mlx_trainer.training.grpo import group_advantages
 
         grpo, parts = self.config.grpo, self.parts
         step = self.state.step + 1
@@ -169,7 +169,7 @@ class TrainingSteps:
     def _commit(self, step: int, batch: dict[str, list], rollouts: list, record: dict[str, Any], started: float,
                 times: RolloutTimes) -> dict[str, Any]:
         """On the main thread, all or nothing: the optimizer update, the counters and the step's log line."""
-        from openenv_prime.mlx_trainer.grpo import make_batch, train_on_batch
+        from openenv_prime.mlx_trainer.training.grpo import make_batch, train_on_batch
 
         parts = self.parts
         t_train = time.perf_counter()

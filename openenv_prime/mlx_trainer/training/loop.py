@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from openenv_prime.mlx_trainer.checkpoint import TrainerState, load_checkpoint
 from openenv_prime.mlx_trainer.config import TrainConfig
 from openenv_prime.mlx_trainer.errors import TrainingError, TrainingInterrupted
-from openenv_prime.mlx_trainer.evals import evaluate_if_due
-from openenv_prime.mlx_trainer.rundir import RunStart, append_log, claim, plan_run, truncate_log
-from openenv_prime.mlx_trainer.setup import TrainerParts, build_parts, environment_url
-from openenv_prime.mlx_trainer.steps import TrainingSteps
+from openenv_prime.mlx_trainer.training.checkpoint import TrainerState, load_checkpoint
+from openenv_prime.mlx_trainer.training.evals import evaluate_if_due
+from openenv_prime.mlx_trainer.training.rundir import RunStart, append_log, claim, plan_run, truncate_log
+from openenv_prime.mlx_trainer.training.setup import TrainerParts, build_parts, environment_url
+from openenv_prime.mlx_trainer.training.steps import TrainingSteps
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
 
 __all__ = ["RunResult", "TrainingError", "TrainingInterrupted", "train"]

@@ -23,7 +23,7 @@ import mlx.nn as nn
 import mlx.optimizers as optim
 from mlx.utils import tree_flatten, tree_unflatten
 
-from openenv_prime.mlx_trainer.lora import load_adapters, save_adapters
+from openenv_prime.mlx_trainer.training.lora import load_adapters, save_adapters
 
 STATE_VERSION = 1
 
