@@ -49,7 +49,7 @@ def play(model_dir: Path, url: str, tasks: list[Task], group_size: int, rules: E
         runner = EpisodeRunner(model, Renderer(tokenizer, observation_field="question", action_schema=schema), mlx, url, max_sessions=64,
                                max_new_tokens=max_new_tokens, temperature=1.0, rules=rules)
         try:
-            return await runner.run_groups(tasks, group_size, step=1)
+            return (await runner.play(tasks, group_size, step=1)).groups
         finally:
             await runner.close()
 

@@ -126,7 +126,7 @@ def via_trainer(url: str, mode: str, clip, model_dir: Path, run: int) -> tuple[d
                                temperature=0.0, rules=EpisodeRules(reward_mode=mode, reward_clip=clip, **RULES),
                                generator=scripted)
         try:
-            return await runner.run_groups(tasks, 1, step=run)
+            return (await runner.play(tasks, 1, step=run)).groups
         finally:
             await runner.close()
 

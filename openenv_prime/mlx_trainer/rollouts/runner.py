@@ -150,10 +150,6 @@ class EpisodeRunner:
         rollouts = [self._rollout(ep) for ep in episodes]
         return PlayedGroups([rollouts[k * group_size:(k + 1) * group_size] for k in range(len(tasks))], times)
 
-    async def run_groups(self, tasks: list[Task], group_size: int, step: int) -> list[list[Rollout]]:
-        """The groups of :meth:`play` without its timings (scripts and tests that play groups outside a run)."""
-        return (await self.play(tasks, group_size, step)).groups
-
     async def open_first_wave(self, tasks: list[Task], group_size: int, step: int) -> OpenedWave:
         """Open the sockets and reset the first wave of a step ahead of time; its seconds are kept apart
         (they overlap another step's training) in ``OpenedWave.seconds``."""
