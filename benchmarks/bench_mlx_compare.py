@@ -20,7 +20,7 @@ from bench_mlx_common import finished, records, run_training
 def compare(args) -> None:
     """Curriculum vs uniform for each seed, one after the other, then the report."""
     from openenv_prime.envs.launch import local_server
-    from openenv_prime.mlx_trainer.checkpoint import latest_checkpoint
+    from openenv_prime.mlx_trainer.training.checkpoint import latest_checkpoint
 
     out = Path(args.out)
     if not args.report_only:
@@ -42,7 +42,7 @@ def compare(args) -> None:
 def compare_report(out: Path) -> None:
     """Per seed and median: sampled reward by quarter of the run, groups with signal, greedy eval
     accuracy per family at the last eval; plus the overlaid plot."""
-    from openenv_prime.mlx_trainer.plot import plot_compare
+    from openenv_prime.mlx_trainer.report import plot_compare
 
     runs = sorted(p for p in out.glob("seed*/*") if (p / "log.jsonl").is_file())
     if not runs:

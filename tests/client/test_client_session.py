@@ -24,10 +24,10 @@ from openenv_prime.client import (
 )
 from openenv_prime.envs.launch import local_server
 from tests.support.scripted_openai import chain_sum_terms
-from tests.support.waiting import until_async
+from tests.support.waiting import HANG_GUARD_S, until_async
 
 
-def _run(coro, timeout: float = 120.0):
+def _run(coro, timeout: float = HANG_GUARD_S):
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
@@ -236,7 +236,7 @@ def test_hostile_server_gives_clear_errors_and_no_hang(mode, error, message):
                     await session.step({"answer": "2"})
             await session.close()
 
-    _run(main(), timeout=20)
+    _run(main())
 
 
 def test_late_answer_is_never_read_as_the_next_reply():
@@ -252,7 +252,7 @@ def test_late_answer_is_never_read_as_the_next_reply():
                 await session.state()
             await session.close()
 
-    _run(main(), timeout=20)
+    _run(main())
 
 
 def test_cancelled_call_drops_the_socket(chain_sum_server):
@@ -265,4 +265,4 @@ def test_cancelled_call_drops_the_socket(chain_sum_server):
                 await session.reset()
             await session.close()
 
-    _run(main(), timeout=20)
+    _run(main())

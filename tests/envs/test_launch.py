@@ -22,7 +22,7 @@ def test_unknown_environment_is_rejected_before_starting_anything():
 
 
 def test_bad_arguments_fail_fast_with_the_servers_message():
-    with pytest.raises(ServerStartError, match=r"(?s)exited with code 1.*num_tiers must be an integer from 1 to 10"):
+    with pytest.raises(ServerStartError, match=r"(?s)exited with code 1.*--tiers must be an integer from 1 to 10"):
         with local_server(tiers=11):
             pass
 

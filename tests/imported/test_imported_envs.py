@@ -98,8 +98,8 @@ def test_taskset_loads_every_split_and_scores_episodes(imported):
 
 def test_trainer_runs_two_steps_and_evaluates_the_test_split(imported, tmp_path, capfd):
     from openenv_prime.mlx_trainer.config import config_from_dict
-    from openenv_prime.mlx_trainer.loop import train
-    from openenv_prime.mlx_trainer.models import build_tiny_model
+    from openenv_prime.mlx_trainer.model.sources import build_tiny_model
+    from openenv_prime.mlx_trainer.training.loop import train
 
     name, url = imported
     model = build_tiny_model(tmp_path / "tiny")

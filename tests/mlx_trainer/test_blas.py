@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
-from openenv_prime.mlx_trainer import blas
+from openenv_prime.mlx_trainer.model import blas
 from tests.support.waiting import HANG_GUARD_S
 
 OPENBLAS = sorted(glob.glob("/usr/lib/*/libopenblas.so.0"))
-REPORT = "import dataclasses, json; from openenv_prime.mlx_trainer.blas import detect_blas; print(json.dumps(dataclasses.asdict(detect_blas())))"
+REPORT = "import dataclasses, json; from openenv_prime.mlx_trainer.model.blas import detect_blas; print(json.dumps(dataclasses.asdict(detect_blas())))"
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the bundled reference BLAS is a Linux mlx-cpu matter")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from openenv_prime.mlx_trainer.chat_tokens import ChatTokens
+from openenv_prime.mlx_trainer.rollouts.chat_tokens import ChatTokens
 
 
 @pytest.fixture(scope="module")

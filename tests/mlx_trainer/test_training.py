@@ -20,13 +20,13 @@ from trainer_helpers import SMALL_VOCAB, RecordingSampler, format_sft_model, rea
 from tests.support.waiting import HANG_GUARD_S, until
 
 from openenv_prime.mlx_trainer.config import config_from_dict, dump_toml
-from openenv_prime.mlx_trainer.loop import TrainingError, train
+from openenv_prime.mlx_trainer.training.loop import TrainingError, train
 
 
 @pytest.fixture(scope="module")
 def sft_model(tmp_path_factory):
     """A tiny small-vocabulary model after 30 format-SFT steps (random digit + EOS after "say 7:")."""
-    from openenv_prime.mlx_trainer.models import build_tiny_model
+    from openenv_prime.mlx_trainer.model.sources import build_tiny_model
 
     root = tmp_path_factory.mktemp("trainer-models")
     base = build_tiny_model(root / "base", vocab=SMALL_VOCAB, seed=0)
@@ -68,7 +68,7 @@ def recorder(holder: list):
 def adapters(run_dir: Path):
     import mlx.core as mx
 
-    from openenv_prime.mlx_trainer.checkpoint import latest_checkpoint
+    from openenv_prime.mlx_trainer.training.checkpoint import latest_checkpoint
 
     return mx.load(str(latest_checkpoint(run_dir) / "adapters.safetensors"))
 
@@ -221,8 +221,8 @@ def test_server_dying_mid_run_gives_clear_error_and_a_checkpoint_to_resume_from(
 
 def test_ctrl_c_saves_the_last_completed_step_closes_sockets_and_resumes_exactly(reference_run, sft_model, tmp_path):
     from openenv_prime.client import EpisodeSession
-    from openenv_prime.mlx_trainer.checkpoint import latest_checkpoint
-    from openenv_prime.mlx_trainer.loop import TrainingInterrupted
+    from openenv_prime.mlx_trainer.training.checkpoint import latest_checkpoint
+    from openenv_prime.mlx_trainer.training.loop import TrainingInterrupted
 
     ref_dir, ref_rec, _ = reference_run
     run_dir = tmp_path / "run"
@@ -260,7 +260,7 @@ def test_ctrl_c_saves_the_last_completed_step_closes_sockets_and_resumes_exactly
 
 
 def test_ctrl_c_on_the_cli_exits_with_a_clear_message(sft_model, server, tmp_path):
-    from openenv_prime.mlx_trainer.checkpoint import latest_checkpoint
+    from openenv_prime.mlx_trainer.training.checkpoint import latest_checkpoint
 
     cfg_path = tmp_path / "config.toml"
     cfg_path.write_text(dump_toml(make_config(sft_model, server, steps=50)))

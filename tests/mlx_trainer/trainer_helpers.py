@@ -49,8 +49,8 @@ def format_sft_model(base_dir: Path, out_dir: Path, questions: list[str], steps:
     from mlx.utils import tree_flatten
     from mlx_lm import load
 
-    from openenv_prime.mlx_trainer.generation import render_prompt
-    from openenv_prime.mlx_trainer.grpo import make_batch
+    from openenv_prime.mlx_trainer.rollouts.generation import render_prompt
+    from openenv_prime.mlx_trainer.training.grpo import make_batch
 
     rng = random.Random(seed)
     mx.random.seed(seed)

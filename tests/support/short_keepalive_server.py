@@ -11,7 +11,8 @@ import sys
 
 import uvicorn
 
-from openenv_prime.envs.chain_sum.app import build_app
+from openenv_prime.envs.reasoning_gym_tiers.app import build_app
+from openenv_prime.envs.reasoning_gym_tiers.environment import ChainSumEnvironment
 
 KEEPALIVE_S = 0.5  # ping every 0.5 s, close when the pong is 0.5 s late
 
@@ -36,5 +37,5 @@ class CountClosedSockets:
 
 
 if __name__ == "__main__":
-    uvicorn.run(CountClosedSockets(build_app(num_tiers=5)), host="127.0.0.1", port=int(sys.argv[1]), log_level="warning",
-                ws_ping_interval=KEEPALIVE_S, ws_ping_timeout=KEEPALIVE_S)
+    uvicorn.run(CountClosedSockets(build_app(ChainSumEnvironment, 5)), host="127.0.0.1", port=int(sys.argv[1]),
+                log_level="warning", ws_ping_interval=KEEPALIVE_S, ws_ping_timeout=KEEPALIVE_S)

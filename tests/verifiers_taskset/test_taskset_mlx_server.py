@@ -19,7 +19,7 @@ pytest.importorskip("mlx_lm", reason="mlx_lm is not installed here (the mlx extr
 
 @pytest.fixture
 def mlx_server(tmp_path):
-    from openenv_prime.mlx_trainer.models import build_tiny_model
+    from openenv_prime.mlx_trainer.model.sources import build_tiny_model
 
     model = build_tiny_model(tmp_path / "tiny")
     port = free_port()
