@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.waiting import HANG_GUARD_S
+
 PACKAGE = Path(__file__).resolve().parents[1] / "openenv_prime"
 
 # framework -> the only place (a package folder or one module) allowed to import it
@@ -118,7 +120,7 @@ def test_help_imports_no_framework():
         "build_parser().format_help()\n"
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=HANG_GUARD_S, check=True)
     heavy = set(json.loads(done.stdout.splitlines()[-1])) & (set(HOMES) | {"matplotlib", "torch", "transformers", "numpy"})
     assert not heavy, f"openenv-prime --help imported {sorted(heavy)}"
 

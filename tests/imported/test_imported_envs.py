@@ -31,8 +31,9 @@ def adder(argument: str):
 
 
 @pytest.fixture(params=["vf_sums_env", "ors_sums_env"])
-def imported(request):
-    """``(name, base_url)`` of each imported environment."""
+def imported(request, imported_packages):
+    """``(name, base_url)`` of each imported environment. (Naming ``imported_packages``, which the servers are built
+    from, sends these tests to the pytest-xdist worker that has them: tests/conftest.py.)"""
     server = {"vf_sums_env": "vf_sums_server", "ors_sums_env": "ors_sums_server"}[request.param]
     return request.param, request.getfixturevalue(server)
 

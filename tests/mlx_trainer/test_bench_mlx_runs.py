@@ -7,6 +7,8 @@ import importlib.util
 import pathlib
 import sys
 
+from tests.support.waiting import HANG_GUARD_S
+
 BENCHMARKS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
 
 
@@ -38,7 +40,7 @@ def test_each_benchmark_script_starts(tmp_path):
     for script in scripts:
         if script.stem == "bench_mlx_common":
             continue
-        done = subprocess.run([sys.executable, str(script), "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        done = subprocess.run([sys.executable, str(script), "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=HANG_GUARD_S)
         assert done.returncode == 0 and "usage:" in done.stdout, f"{script.name}: {done.stderr[-1000:]}"
 
 

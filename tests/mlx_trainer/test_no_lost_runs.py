@@ -20,6 +20,7 @@ from openenv_prime.mlx_trainer.config import config_from_dict, dump_toml
 from openenv_prime.mlx_trainer.errors import TrainingError
 from openenv_prime.mlx_trainer.training.loop import train
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
+from tests.support.waiting import HANG_GUARD_S, until
 
 
 # ---- eval mode outside the loss ------------------------------------------------------------------------------
@@ -122,7 +123,7 @@ def test_cli_resume_with_a_different_config_exits_with_the_list(tiny_model_dir, 
     other = tmp_path / "other.toml"
     other.write_text(dump_toml(_config(tiny_model_dir, toy, grpo={"temperature": 0.5})))
     proc = subprocess.run([sys.executable, "-m", "openenv_prime", "train", str(other), "--out", str(run_dir), "--resume",
-                           "--no-progress"], capture_output=True, text=True, timeout=120)
+                           "--no-progress"], capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert proc.returncode == 1
     assert "grpo.temperature: 1.0 -> 0.5" in proc.stderr and "--allow-config-change" in proc.stderr
 
@@ -171,7 +172,7 @@ def test_ctrl_c_lets_the_running_mlx_job_finish_and_the_run_save(delay):
 
     def job(i: int) -> int:
         started.append(i)
-        time.sleep(0.05)
+        time.sleep(0.05)  # sleep-is-work: a job the signal lands in
         log.append(f"job {i}")
         return i
 
@@ -211,7 +212,7 @@ def test_a_second_ctrl_c_stops_at_once():
 
     def twice():
         os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.3)
+        until(lambda: mlx.interrupted, "the first SIGINT to be handled")  # two signals at once would be one
         os.kill(os.getpid(), signal.SIGINT)
 
     with pytest.raises(KeyboardInterrupt):
@@ -234,7 +235,7 @@ def test_ctrl_c_during_a_generation_drops_it_after_one_token(tiny_model_dir):
     def stop() -> bool:
         if len(asked) == 3:
             os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(0.05)  # the handler runs on this (main) thread at the next bytecode
+            until(lambda: mlx.interrupted, "the SIGINT handler, on this (main) thread, to run")
         asked.append(mlx.stopping())
         return asked[-1]
 
@@ -264,8 +265,10 @@ def test_ctrl_c_never_surfaces_as_invalid_state_error():
     for _ in range(100):
         mlx = MainThreadMLX()
 
+        timer = threading.Timer(rng.uniform(0, 0.05), os.kill, (os.getpid(), signal.SIGINT))
+
         async def run() -> None:
-            threading.Timer(rng.uniform(0, 0.05), os.kill, (os.getpid(), signal.SIGINT)).start()
+            timer.start()
             for _ in range(10**6):
                 await mlx.run(sum, range(50))  # short jobs: the interrupt often lands around set_result
 
@@ -273,5 +276,5 @@ def test_ctrl_c_never_surfaces_as_invalid_state_error():
             mlx.drive(run())
         except BaseException as exc:
             outcomes[type(exc).__name__] += 1
-        time.sleep(0.06)  # the timer has fired before the next try
+        timer.join()  # its signal was sent before the next try
     assert outcomes == {"CancelledError": 100}
