@@ -34,7 +34,7 @@ SETTINGS = {  # model -> (tasks per step, group size, max new tokens)
 
 
 def model_path(name: str, tmp: Path) -> str:
-    from openenv_prime.mlx_trainer.models import build_tiny_model, resolve_model
+    from openenv_prime.mlx_trainer.model.sources import build_tiny_model, resolve_model
 
     if name == "tiny":
         return str(build_tiny_model(tmp / "tiny"))
@@ -46,8 +46,8 @@ def env_prompts(url: str, tokenizer, n: int, system_prompt: str) -> list[list[in
     import asyncio
 
     from openenv_prime.client import EpisodeSession
-    from openenv_prime.mlx_trainer.generation import render_prompt
-    from openenv_prime.mlx_trainer.rollouts import Renderer
+    from openenv_prime.mlx_trainer.rollouts.generation import render_prompt
+    from openenv_prime.mlx_trainer.rollouts.runner import Renderer
 
     renderer = Renderer(tokenizer, system_prompt, action_field="answer")  # chain_sum's one action field
 
@@ -72,7 +72,7 @@ def run_training(model: str, url: str, steps: int, out: Path, family_field: str 
                  max_sessions: int = 64) -> Path:
     """A short curriculum run without evals on `configs/mlx/chain-sum.toml`'s settings (the tiny model's for "level")."""
     from openenv_prime.mlx_trainer.config import config_from_dict
-    from openenv_prime.mlx_trainer.loop import train
+    from openenv_prime.mlx_trainer.training.loop import train
 
     tiny = family_field == "level"
     tasks, group, new = SETTINGS["tiny" if tiny else "smollm2"]
@@ -102,7 +102,7 @@ def environment(model: str, tmp: Path):
         sys.path.insert(0, str(ROOT / "tests" / "mlx_trainer"))
         from trainer_helpers import SMALL_VOCAB, format_sft_model, toy_server
 
-        from openenv_prime.mlx_trainer.models import build_tiny_model
+        from openenv_prime.mlx_trainer.model.sources import build_tiny_model
 
         base = build_tiny_model(tmp / "tiny", vocab=SMALL_VOCAB)
         path = format_sft_model(base, tmp / "sft", ["say 7:"])
@@ -115,7 +115,7 @@ def environment(model: str, tmp: Path):
 
 def finished(run: Path) -> bool:
     """True when the run directory holds a finished run."""
-    from openenv_prime.mlx_trainer.checkpoint import latest_checkpoint
+    from openenv_prime.mlx_trainer.training.checkpoint import latest_checkpoint
 
     last = latest_checkpoint(run)
     return last is not None and json.loads((last / "state.json").read_text()).get("finished", False)
@@ -134,8 +134,8 @@ def shared_batch(path: Path, tasks: int, group: int, new_tokens: int, seed: int)
     from mlx_lm import load
 
     from openenv_prime.envs.launch import local_server
-    from openenv_prime.mlx_trainer.generation import generate
-    from openenv_prime.mlx_trainer.grpo import group_advantages
+    from openenv_prime.mlx_trainer.rollouts.generation import generate
+    from openenv_prime.mlx_trainer.training.grpo import group_advantages
 
     model_dir = model_path("smollm2", path)
     model, tok = load(model_dir)

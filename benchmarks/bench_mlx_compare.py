@@ -111,7 +111,7 @@ def run_one(run: Path, config: dict, sampler: str, url: str) -> None:
 def train_one(spec_path: str, run: str, url: str) -> None:
     """The child: one run, resumed when it has a checkpoint; a peer wraps the pool of the stand-in sampler."""
     from openenv_prime.mlx_trainer.config import config_from_dict
-    from openenv_prime.mlx_trainer.loop import train
+    from openenv_prime.mlx_trainer.training.loop import train
 
     spec = json.loads(Path(spec_path).read_text())
     data = spec["config"]

@@ -21,12 +21,12 @@ def quantized(args) -> None:
     import mlx.core as mx
     import mlx.optimizers as optim
 
-    from openenv_prime.mlx_trainer.blas import detect_blas
     from openenv_prime.mlx_trainer.config import GRPOConfig, LoRAConfig
-    from openenv_prime.mlx_trainer.generation import generate
-    from openenv_prime.mlx_trainer.grpo import make_batch, train_on_batch
-    from openenv_prime.mlx_trainer.lora import apply_lora
-    from openenv_prime.mlx_trainer.models import load_base
+    from openenv_prime.mlx_trainer.model.blas import detect_blas
+    from openenv_prime.mlx_trainer.model.sources import load_base
+    from openenv_prime.mlx_trainer.rollouts.generation import generate
+    from openenv_prime.mlx_trainer.training.grpo import make_batch, train_on_batch
+    from openenv_prime.mlx_trainer.training.lora import apply_lora
 
     with tempfile.TemporaryDirectory() as tmp:
         spec = shared_batch(Path(tmp), args.tasks, args.group, args.max_tokens, 0)

@@ -25,7 +25,7 @@ def bench_generation(model, tokenizer, prompts, max_tokens: int, repeats: int) -
     from mlx_lm import batch_generate
     from mlx_lm.sample_utils import make_sampler
 
-    from openenv_prime.mlx_trainer.generation import generate
+    from openenv_prime.mlx_trainer.rollouts.generation import generate
 
     ours, ref = [], []
     generate(model, tokenizer, prompts, max_tokens=max_tokens, temperature=1.0)  # warm-up
@@ -47,9 +47,9 @@ def bench_generation(model, tokenizer, prompts, max_tokens: int, repeats: int) -
 def speed(args) -> None:
     from mlx_lm import load
 
-    from openenv_prime.mlx_trainer.blas import detect_blas
     from openenv_prime.mlx_trainer.config import load_config
-    from openenv_prime.mlx_trainer.lora import apply_lora
+    from openenv_prime.mlx_trainer.model.blas import detect_blas
+    from openenv_prime.mlx_trainer.training.lora import apply_lora
 
     tasks, group, new = SETTINGS[args.model]
     batch = tasks * group

@@ -87,8 +87,8 @@ def side(args) -> None:
         model.train()
     else:
         from openenv_prime.mlx_trainer.config import GRPOConfig
-        from openenv_prime.mlx_trainer.generation import generate
-        from openenv_prime.mlx_trainer.grpo import make_batch, train_on_batch
+        from openenv_prime.mlx_trainer.rollouts.generation import generate
+        from openenv_prime.mlx_trainer.training.grpo import make_batch, train_on_batch
 
         cfg = GRPOConfig(group_size=group, max_new_tokens=max_tokens, learning_rate=2e-5)
 
@@ -116,7 +116,7 @@ def side(args) -> None:
 
 
 def vs_mlx_lm_lora(args) -> None:
-    from openenv_prime.mlx_trainer.blas import detect_blas
+    from openenv_prime.mlx_trainer.model.blas import detect_blas
 
     python = peer_python()
     here = Path(__file__).resolve()

@@ -26,8 +26,8 @@ def child(args: argparse.Namespace) -> None:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     import mlx_lm
 
-    from openenv_prime.mlx_trainer.blas import detect_blas, matmul_gflops
-    from openenv_prime.mlx_trainer.models import build_tiny_model, smollm2_model_dir
+    from openenv_prime.mlx_trainer.model.blas import detect_blas, matmul_gflops
+    from openenv_prime.mlx_trainer.model.sources import build_tiny_model, smollm2_model_dir
 
     row = {"blas": detect_blas().kind, "gflops_512": matmul_gflops(512), "gflops_1024": matmul_gflops(1024, repeats=3)}
     with tempfile.TemporaryDirectory() as tmp:
@@ -69,7 +69,7 @@ def parent(args: argparse.Namespace) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from openenv_prime.mlx_trainer.models import smollm2_model_dir
+    from openenv_prime.mlx_trainer.model.sources import smollm2_model_dir
 
     start = time.perf_counter()
     cache = Path(args.cache_dir or tempfile.mkdtemp(prefix="smollm2-bench-"))

@@ -3,12 +3,15 @@
 - **Legal-move players**, one per environment: they know the game (where its legal moves appear in the text, what
   a reasonable move is) and answer a legal move. The matrix promises that each completes with 0 invalid actions.
 - **The prompt reader**, one for all (:func:`read_prompt`): it knows no game. It picks the first of the values the
-  prompt states as allowed (a "one of: ..." list in the reply format, a ``legal_...``/``valid ...`` line of the
-  observation, the tool listing of an MCP environment) and replies in the format the prompt asks for (a bare value,
-  a JSON value, a JSON object with the required fields, a tool call). Where a prompt states no legal values it falls
-  back on the prompt's own example (or "I do not know"), which the environment may refuse: the matrix shows that.
+  prompt states as allowed (the reply format's "Reply with exactly one of: ...", a field line's ``one of "a", "b"``,
+  "Values allowed in ...: 0, 1, 2", numeric bounds such as ``0 <= value <= 6``, a ``legal_actions``-style line of the
+  observation, the tool listing of an MCP environment, a range the rules state such as "between 1 and 20") and replies
+  in the format the prompt asks for (a bare value, a JSON value, the prompt's example JSON object with its pick in
+  place, a tool call). Where a prompt states no legal values it sends the prompt's own example (or "I do not know"),
+  which the environment may refuse: the matrix shows that.
 - **Legal values** (``legal`` per case): what the environment allows at a turn, from knowledge of the environment,
-  so the matrix can say whether the prompt states them and whether the prompt reader's picks are legal.
+  so the matrix can say whether the prompt states them and whether the prompt reader's picks are legal; and, for an
+  environment that takes an illegal move silently (wildfire scores it as a penalty), a **check** of a whole reply.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any, Callable
 
 Rule = Callable[[dict[str, Any]], str]
 Legal = Callable[[dict[str, Any]], "list[str] | None"]
+Check = Callable[[dict[str, Any], str], "str | None"]  # why the environment would take a reply as no move, or None
 
 
 def user_texts(request: dict[str, Any]) -> list[str]:
@@ -33,14 +37,27 @@ def system_text(request: dict[str, Any]) -> str:
 
 
 def field_value(text: str, name: str) -> Any:
-    """The JSON value of a ``name: value`` line of the observation text (the default rendering)."""
+    """A field of the observation text (the default rendering): the JSON value of a ``name: value`` line, or the rows
+    of a text grid (``name (4 rows x 4 columns; counts: ...):`` and one line per row) as lists of numbers."""
     match = re.search(rf"^{re.escape(name)}: (.*)$", text, re.MULTILINE)
     if match is None:
-        return None
+        return grid_value(text, name)
     try:
         return json.loads(match.group(1))
     except ValueError:
         return match.group(1)
+
+
+def grid_value(text: str, name: str) -> list[list[Any]] | None:
+    """The rows of the text grid the default rendering shows for field ``name``, or None when there is none."""
+    head = re.search(rf"^{re.escape(name)} \((\d+) rows x (\d+) columns\b[^\n]*:$", text, re.MULTILINE)
+    if head is None:
+        return None
+    rows = text[head.end():].lstrip("\n").splitlines()[: int(head.group(1))]
+    cells = [row.split() for row in rows]
+    if len(cells) != int(head.group(1)) or any(len(row) != int(head.group(2)) for row in cells):
+        return None
+    return [[json.loads(cell) if re.fullmatch(r"-?\d+(\.\d+)?", cell) else cell for cell in row] for row in cells]
 
 
 def last_observation(request: dict[str, Any], name: str) -> tuple[Any, str]:
@@ -53,14 +70,21 @@ def last_observation(request: dict[str, Any], name: str) -> tuple[Any, str]:
 
 
 # ---- the prompt reader --------------------------------------------------------------------------------
-_ONE_OF = re.compile(r"\bone of:?\s+(?P<values>.+?)\s*(?:\((?:nothing else|[^()]*only)\)\s*)?\.?\s*$", re.IGNORECASE)
-# "legal_actions: [...]", "Valid moves: ...": a name saying legal and what (not textarena's "legal_players")
+# "Reply with exactly one of: UP, DOWN (nothing else)." / "... one of these values (nothing else): 0 (hold), 1 (fire)."
+_ONE_OF = re.compile(r"\bone of(?: these values)?(?:\s*\(nothing else\))?:\s*(?P<values>.+?)\s*\.?\s*$", re.IGNORECASE)
+# "legal_actions: [...]", "Valid moves: ...", "Values allowed in every case ...: 0, 1, 2": a name saying legal and what
+# (not textarena's "legal_players")
 _LEGAL_LINE = re.compile(
     r"^\s*(?P<name>(?=[\w .-]*?(?:legal|valid|allowed|available|possible))(?=[\w .-]*?(?:action|move|choice|option|value|repl))"
     r"[\w .-]+?)\s*:\s*(?P<values>\S.*)$",
     re.IGNORECASE,
 )
-_FIELD_LINE = re.compile(r"^\s*[-*]\s*[\"`'](?P<name>\w+)[\"`']\s*\((?P<about>[^)]*)\)\s*(?::\s*(?P<text>.*))?$")
+# a field of a JSON-object reply format: `- "action" (string, one of "break", "water" as the description says, required): ...`
+_FIELD_LINE = re.compile(r"^\s*[-*]\s*[\"`'](?P<name>\w+)[\"`']\s*\((?P<about>.*?)\)(?:\s*$|:\s*(?P<text>.*)$)")
+_JSON_ITEM = r'(?:"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null)'
+_JSON_ONE_OF = re.compile(rf"\bone of (?P<values>{_JSON_ITEM}(?:, {_JSON_ITEM})*)")
+_BOUNDS = re.compile(r"(?P<low>-?\d+) (?P<lop><=|<) value (?P<hop><=|<) (?P<high>-?\d+)")
+_JSON_VALUE = re.compile(r"JSON value \((?P<about>[^)]*)\)")
 _EXAMPLE = re.compile(r"for example:?\s*(?P<json>\{.*\})", re.IGNORECASE)
 _TOOL = re.compile(r"^- (?P<name>[\w.-]+): ")
 _TOOL_SCHEMA = re.compile(r"^\s+input schema: (?P<json>\{.*\})$")
@@ -79,6 +103,17 @@ class Reading:
     reply: str
 
 
+def _without_remarks(text: str) -> str:
+    """``text`` without parenthesised remarks, nested ones too: ``0 (noop (straight on)), 1`` -> ``0 , 1``."""
+    out, depth = [], 0
+    for char in text:
+        depth += char == "("
+        if not depth:
+            out.append(char)
+        depth -= char == ")" and depth > 0
+    return "".join(out)
+
+
 def _split_values(text: str) -> list[Any]:
     text = text.strip().rstrip(".")
     try:
@@ -87,8 +122,27 @@ def _split_values(text: str) -> list[Any]:
         decoded = None
     if isinstance(decoded, list):
         return [v for v in decoded if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
-    parts = re.split(r"\s*(?:,|\bor\b|\|)\s*", text)
+    parts = re.split(r"\s*(?:,|\bor\b|\|)\s*", _without_remarks(text))
     return [p.strip().strip("\"'`") for p in parts if p.strip().strip("\"'`")]
+
+
+def _bounded(about: str) -> list[int]:
+    """The integers a stated bound allows (``0 <= value <= 6``), when the type is integer and there are few."""
+    found = _BOUNDS.search(about)
+    if found is None or not re.search(r"\binteger\b", about):
+        return []
+    low = int(found.group("low")) + (found.group("lop") == "<")
+    high = int(found.group("high")) - (found.group("hop") == "<")
+    return list(range(low, high + 1)) if 0 <= high - low <= _MAX_RANGE else []
+
+
+def _field_values(about: str, text: str) -> list[Any]:
+    """The values a field line of the reply format states: ``one of "a", "b"`` (JSON), a bound, or its description."""
+    listed = _JSON_ONE_OF.search(about)
+    if listed:
+        return json.loads(f"[{listed.group('values')}]")
+    said = _ONE_OF.search(text) or _LEGAL_LINE.match(text)
+    return _bounded(about) or (_split_values(said.group("values")) if said else [])
 
 
 def _observation_values(request: dict[str, Any]) -> list[Any]:
@@ -142,6 +196,28 @@ def _typed(value: Any, about: str) -> Any:
     return value
 
 
+def _object_reading(system: str, observed: list[Any]) -> Reading:
+    """A JSON-object reply format: the prompt's example with the first stated value of the field it is stated for
+    (a required one first); legal values the observation lists go in the one required field."""
+    fields = {m.group("name"): m for m in map(_FIELD_LINE.match, system.splitlines()) if m}
+    required = [name for name, m in fields.items() if re.search(r"\brequired\b", m.group("about"))]
+    stated = {name: values for name, m in fields.items() if (values := _field_values(m.group("about"), m.group("text") or ""))}
+    example_match = _EXAMPLE.search(system)
+    try:
+        example = json.loads(example_match.group("json")) if example_match else {}
+    except ValueError:
+        example = {}
+    target = next((n for n in required if n in stated), None) or next(iter(stated), None)
+    values = stated.get(target, []) if target else []
+    if observed:
+        target = target or (required[0] if len(required) == 1 else next(iter(required), None))
+        values = observed
+    if target is None or not values:
+        return Reading([], None, json.dumps(example) if example else "I do not know")
+    pick = _typed(values[0], fields[target].group("about") if target in fields else "")
+    return Reading(values, pick, json.dumps({**example, target: pick}))
+
+
 def read_prompt(request: dict[str, Any]) -> Reading:
     """The prompt reader's move: see the module docstring. Never looks at a schema, only at the messages."""
     system = system_text(request)
@@ -152,32 +228,15 @@ def read_prompt(request: dict[str, Any]) -> Reading:
         arguments = {k: _PLACEHOLDERS.get((schema.get("properties") or {}).get(k, {}).get("type"), "hello") for k in required}
         return Reading([t for t, _ in tools], name, json.dumps({"tool": name, "arguments": arguments}))
     observed = _observation_values(request)
-    if re.search(r"JSON object", system):
-        fields = {m.group("name"): m for m in map(_FIELD_LINE.match, system.splitlines()) if m}
-        required = [name for name, m in fields.items() if "required" in m.group("about")]
-        stated = {name: _split_values(one.group("values")) for name, m in fields.items()
-                  if (one := _ONE_OF.search(m.group("text") or "") or _LEGAL_LINE.match(m.group("text") or ""))}
-        example_match = _EXAMPLE.search(system)
-        try:
-            example = json.loads(example_match.group("json")) if example_match else {}
-        except ValueError:
-            example = {}
-        target = next((n for n in required if n in stated), None) or next((n for n in stated), None)
-        values = stated.get(target, []) if target else []
-        if observed:
-            target = target or (required[0] if len(required) == 1 else next(iter(required), None))
-            values = observed
-        if target is None or not values:
-            return Reading([], None, json.dumps(example) if example else "I do not know")
-        pick = _typed(values[0], fields[target].group("about") if target in fields else "")
-        reply = {**{k: v for k, v in example.items() if k in required}, target: pick}
-        return Reading(values, pick, json.dumps(reply))
+    if re.search(r"\bJSON object\b", system):
+        return _object_reading(system, observed)
     stated_line = next((m for line in system.splitlines() for m in (_ONE_OF.search(line), _LEGAL_LINE.match(line)) if m), None)
-    values = observed or (_split_values(stated_line.group("values")) if stated_line else []) or _range_values(request)
+    json_value = _JSON_VALUE.search(system)
+    values = (observed or (_split_values(stated_line.group("values")) if stated_line else [])
+              or (_bounded(json_value.group("about")) if json_value else []) or _range_values(request))
     if not values:
         return Reading([], None, "I do not know")
-    json_value = re.search(r"JSON value \(([^)]*)\)", system)
-    pick = _typed(values[0], json_value.group(1)) if json_value else values[0]
+    pick = _typed(values[0], json_value.group("about")) if json_value else values[0]
     return Reading(values, pick, json.dumps(pick) if json_value else str(pick))
 
 
@@ -280,18 +339,43 @@ def reasoning_gym_player(request: dict[str, Any]) -> str:
 
 
 WILDFIRE_ACTIONS = ["break", "water", "wait"]  # WildfireAction's docstring; its schema says only "string"
-BURNING = 2
+BURNING = 2  # wildfire's cell codes: 0 ash, 1 fuel, 2 burning, 3 firebreak, 4 watered
 
 
 def wildfire_player(request: dict[str, Any]) -> str:
-    """Water the first burning cell while water lasts, else wait (wildfire's grid is flat, row by row)."""
+    """Water the first burning cell while water lasts, else wait (the grid is shown as rows: y is the row, x the
+    column)."""
     grid, text = last_observation(request, "grid")
-    width = field_value(text, "width")
     water = field_value(text, "remaining_water") or 0
-    burning = [i for i, cell in enumerate(grid) if cell == BURNING]
+    burning = [(x, y) for y, row in enumerate(grid) for x, cell in enumerate(row) if cell == BURNING]
     if burning and water > 0:
-        return json.dumps({"action": "water", "x": burning[0] % width, "y": burning[0] // width})
+        return json.dumps({"action": "water", "x": burning[0][0], "y": burning[0][1]})
     return json.dumps({"action": "wait"})
+
+
+def wildfire_check(request: dict[str, Any], reply: str) -> str | None:
+    """Why wildfire would score ``reply`` as "invalid or exhausted resources" (its step() takes it without an error
+    and charges 0.05), or None: ``wait``, or ``break``/``water`` at a cell of the grid while breaks/water last."""
+    try:
+        action = json.loads(reply)
+    except ValueError:
+        action = reply.strip()
+    action = action if isinstance(action, dict) else {"action": action}
+    kind = str(action.get("action", "")).casefold()
+    if kind == "wait":
+        return None
+    if kind not in ("break", "water"):
+        return f"{kind!r} is none of break, water, wait"
+    grid, text = last_observation(request, "grid")
+    left = field_value(text, "remaining_breaks" if kind == "break" else "remaining_water") or 0
+    x, y = action.get("x"), action.get("y")
+    if not (isinstance(x, int) and isinstance(y, int)):
+        return f"{kind} without the cell's x and y"
+    if not (0 <= y < len(grid) and 0 <= x < len(grid[0])):
+        return f"{kind} at ({x}, {y}), off the {len(grid[0])}x{len(grid)} grid"
+    if left <= 0:
+        return f"{kind} with none left"
+    return None
 
 
 SNAKE_ACTIONS = ["0", "1", "2"]  # SnakeAction's docstring: noop, turn left, turn right
@@ -350,6 +434,14 @@ def echo_tools(request: dict[str, Any]) -> list[str] | None:
 
 
 GUESS_THE_NUMBER = [f"[{n}]" for n in range(1, 21)]  # TextArena's GuessTheNumber-v0: "[N]", N from 1 to 20
+_GUESSED = re.compile(r"\[Player\] \[(\d+)\]")
+
+
+def guess_the_number_legal(request: dict[str, Any]) -> list[str]:
+    """GuessTheNumber's numbers less those the game's history shows guessed (it flags a repeat as an invalid move,
+    which its rules do not say)."""
+    guessed = {f"[{n}]" for text in user_texts(request) for n in _GUESSED.findall(text)}
+    return [value for value in GUESS_THE_NUMBER if value not in guessed]
 
 
 def free_text(request: dict[str, Any]) -> list[str] | None:

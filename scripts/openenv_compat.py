@@ -33,6 +33,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 import compat_players as players  # noqa: E402
+from openenv_prime.client.episode_rules import DEFAULT_RULES  # noqa: E402
 from openenv_prime.client.errors import OpenEnvError  # noqa: E402
 from openenv_prime.client.resetcheck import ResetIgnoredError  # noqa: E402
 from openenv_prime.envs.launch import ServerStartError, local_app, local_server  # noqa: E402
@@ -56,6 +57,8 @@ class Case:
     player: players.Rule
     legal: players.Legal  # the legal values at a turn, from knowledge of the environment (None: free text)
     max_steps: int
+    check: players.Check | None = None  # for an environment that takes an illegal move silently: why a reply is none
+    invalid_flags_in_state: bool = False  # the environment keeps its invalid-move flag in state() (textarena)
     per_family: int = 2
     family_field: str = "tier"
     env_kwargs: dict[str, Any] = field(default_factory=dict)
@@ -102,13 +105,14 @@ def cases() -> list[Case]:
         # GuessTheNumber runs offline (Wordle needs nltk data); reset(seed) takes the seed and does not use it.
         Case("textarena_env", "textarena_env.server.environment:TextArenaEnvironment",
              [{"split": "test", "id": f"guess-{s}", "tier": 0, "seed": s, "reset": {"seed": s}} for s in range(2)],
-             players.guess_the_number_player, players.constant(players.GUESS_THE_NUMBER), max_steps=12,
+             players.guess_the_number_player, players.guess_the_number_legal, max_steps=12,
+             invalid_flags_in_state=True,
              env_kwargs={"env_id": "GuessTheNumber-v0", "download_nltk": False},
              app_environ={"TEXTARENA_ENV_ID": "GuessTheNumber-v0", "TEXTARENA_DOWNLOAD_NLTK": "0"},
              root="envs", venv="textarena", requires=("textarena==0.7.4",)),
         Case("wildfire_env", "envs.wildfire_env.server.wildfire_environment:WildfireEnvironment",
              _reset_lines("wildfire", 2), players.wildfire_player, players.constant(players.WILDFIRE_ACTIONS),
-             max_steps=24, app_environ={"WILDFIRE_WIDTH": "32", "WILDFIRE_HEIGHT": "32"}),
+             max_steps=24, check=players.wildfire_check, app_environ={"WILDFIRE_WIDTH": "32", "WILDFIRE_HEIGHT": "32"}),
         Case("snake_env", "server.snake_environment:SnakeEnvironment", _reset_lines("snake", 2), players.snake_player,
              players.constant(players.SNAKE_ACTIONS), max_steps=40, root="envs/snake_env", venv="snake",
              requires=("marlenv==1.0.1", "gym==0.24.1", "numpy<2", "Pillow>=10")),
@@ -145,30 +149,73 @@ def server_python(case: Case, override: str | None, console: Console) -> str:
 # ---- policies -------------------------------------------------------------------------------------------------
 class ScriptedPolicy:
     """An eval `Policy` whose replies come from a rule reading the messages; records what the first prompt of each
-    episode was like (its size, and whether the values the prompt states are the legal ones)."""
+    episode was like (its text, its size, whether the values the prompt states are the legal ones) and counts the
+    replies that were no legal move but that the environment took without an error (:attr:`illegal`): the prompt
+    reader's picks outside the legal values, and for an environment with a ``check`` every reply it rejects. A reply
+    the client or server refused is the eval's invalid action, counted there: the next message in that episode is
+    the eval's feedback, and the reply is taken off this count; an episode's last reply, which no message follows,
+    comes off in :meth:`settle` when the eval ended that episode as ``invalid_action`` (refused, or flagged by the
+    environment: textarena's second repeated guess)."""
 
-    def __init__(self, rule: players.Rule, legal: players.Legal, *, reader: bool = False):
-        self.rule, self.legal, self.reader = rule, legal, reader
+    def __init__(self, rule: players.Rule, legal: players.Legal, check: players.Check | None = None, *,
+                 reader: bool = False):
+        self.rule, self.legal, self.check, self.reader = rule, legal, check, reader
+        self.first_prompts: list[list[dict]] = []
         self.first_prompt_chars: list[int] = []
         self.shown: list[str] = []
-        self.off_legal = 0  # prompt reader picks outside the legal values (the environment may take them silently)
+        self.illegal = 0
+        self.notes: list[str] = []  # why each counted reply was no legal move (for the work dir)
+        # conversation so far, ending with a reply counted illegal -> its notes (episodes may play alike)
+        self._pending: dict[str, list[str]] = {}
 
     async def complete(self, prompts: list[list[dict]]) -> list[str]:
         return [self._reply({"messages": messages}) for messages in prompts]
 
     def _reply(self, request: dict[str, Any]) -> str:
+        messages = request["messages"]
+        before = self._pending.get(_key(messages[:-1]))
+        if before:
+            refused = before.pop()
+            if str(messages[-1].get("content") or "").endswith(FEEDBACK_END):
+                self.illegal -= 1  # the eval counted it: the client or the server refused it
+                self.notes.remove(refused)
         first = len(players.user_texts(request)) == 1
-        if not (first or self.reader):
-            return self.rule(request)
-        reading, truth = players.read_prompt(request), self.legal(request)
+        reading = players.read_prompt(request) if first or self.reader else None
+        truth = self.legal(request) if reading is not None else None
         if first:
-            self.first_prompt_chars.append(sum(len(str(m.get("content") or "")) for m in request["messages"]))
+            self.first_prompts.append(messages)
+            self.first_prompt_chars.append(sum(len(str(m.get("content") or "")) for m in messages))
             self.shown.append(shown(reading.values, truth))
-        if not self.reader:
-            return self.rule(request)
-        if truth is not None and (reading.pick is None or str(reading.pick).casefold() not in {t.casefold() for t in truth}):
-            self.off_legal += 1
-        return reading.reply
+        reply = reading.reply if self.reader else self.rule(request)
+        why = None
+        if self.reader and truth is not None and (reading.pick is None or str(reading.pick).casefold() not in {t.casefold() for t in truth}):
+            why = f"the pick {reading.pick!r} is none of the legal values"
+        elif self.check is not None:
+            why = self.check(request, reply)
+        if why is not None:
+            note = f"turn {len(players.user_texts(request))}: {reply[:120]!r}: {why}"
+            self.illegal += 1
+            self.notes.append(note)
+            self._pending.setdefault(_key([*messages, {"role": "assistant", "content": reply}]), []).append(note)
+        return reply
+
+    def settle(self, results: list[Any]) -> None:
+        """Take off this count the last replies the eval counted: those of episodes it stopped as invalid_action."""
+        for result in results:
+            if result.stop != "invalid_action":
+                continue
+            last = next((notes for k, notes in self._pending.items() if notes and json.loads(k)[-1] == ["assistant", result.reply]), None)
+            if last:
+                self.notes.remove(last.pop())
+                self.illegal -= 1
+
+
+# the eval's feedback after a refused reply ends so (its rules' default feedback, "{problem} Try again; ...")
+FEEDBACK_END = DEFAULT_RULES.feedback.split("{problem}")[-1].strip()
+
+
+def _key(messages: list[dict]) -> str:
+    return json.dumps([[m.get("role"), m.get("content")] for m in messages])
 
 
 def shown(found: list[Any], truth: list[str] | None) -> str:
@@ -230,7 +277,8 @@ def _serve(case: Case, via: str, checkout: Path, python: str, task_file: Path, l
 def _eval(case: Case, url: str, task_file: Path | None, policy: ScriptedPolicy, check_reset: bool):
     config = EvalConfig(base_url=url, tasks=str(task_file) if task_file else None, split="test",
                         per_family=case.per_family, max_steps=case.max_steps, family_field=case.family_field,
-                        max_concurrency=4, timeout=120, check_reset=check_reset)
+                        max_concurrency=4, timeout=120, check_reset=check_reset,
+                        invalid_flags_in_state=case.invalid_flags_in_state)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the reset check's notes are in result.warnings
         return run_eval(config, policy)
@@ -245,26 +293,33 @@ def run_case(case: Case, via: str, checkout: Path, python: str, work: Path) -> R
     try:
         with _serve(case, via, checkout, python, task_file, work / f"{stem}.{via}.server.log") as url:
             given = task_file if via == "tasklist" else None
-            legal_moves = ScriptedPolicy(case.player, case.legal)
+            legal_moves = ScriptedPolicy(case.player, case.legal, case.check)
             try:
                 result = _eval(case, url, given, legal_moves, True)
             except ResetIgnoredError as refused:
                 row.reset_check = "refused"
                 (work / f"{stem}.{via}.reset-check.txt").write_text(str(refused) + "\n")
+                legal_moves = ScriptedPolicy(case.player, case.legal, case.check)
                 result = _eval(case, url, given, legal_moves, False)
-            reader = ScriptedPolicy(case.player, case.legal, reader=True)
+            reader = ScriptedPolicy(case.player, case.legal, case.check, reader=True)
             read = _eval(case, url, given, reader, False)
     except (ServerStartError, OpenEnvError, ValueError, KeyError, RuntimeError) as error:
         row.error = f"{type(error).__name__}: {error}"[-1500:]
         row.seconds = time.perf_counter() - started
         return row
+    legal_moves.settle(result.results)
+    reader.settle(read.results)
     write_json(work / f"{stem}.{via}.legal-moves.json", report_dict(result))
     write_json(work / f"{stem}.{via}.prompt-reader.json", report_dict(read))
+    for policy, name in ((legal_moves, "legal-moves"), (reader, "prompt-reader")):
+        (work / f"{stem}.{via}.{name}.turn-1-prompt.json").write_text(json.dumps(policy.first_prompts[:1], indent=1) + "\n")
+        if policy.notes:
+            (work / f"{stem}.{via}.{name}.illegal.txt").write_text("\n".join(policy.notes) + "\n")
     results = result.results
     row.episodes = len(results)
     row.done = sum(r.done for r in results)
     row.completed = sum(r.done or r.truncated for r in results)
-    row.invalid = sum(r.invalid_actions for r in results)
+    row.invalid = sum(r.invalid_actions for r in results) + legal_moves.illegal
     row.mean_reward = result.mean_reward
     row.warnings = len(result.warnings)
     if row.reset_check != "refused":
@@ -274,7 +329,7 @@ def run_case(case: Case, via: str, checkout: Path, python: str, work: Path) -> R
     row.prompt_chars = max(legal_moves.first_prompt_chars, default=0)
     row.legal_shown = "; ".join(sorted(set(legal_moves.shown))) or "-"
     row.reader_completed = f"{sum(r.done or r.truncated for r in read.results)}/{len(read.results)}"
-    row.reader_invalid = sum(r.invalid_actions for r in read.results) + reader.off_legal
+    row.reader_invalid = sum(r.invalid_actions for r in read.results) + reader.illegal
     row.seconds = time.perf_counter() - started
     return row
 

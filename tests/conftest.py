@@ -5,10 +5,16 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from openenv_prime.envs.launch import local_server
 
 OPENENV010_PYTHON_VAR = "OPENENV_PRIME_OPENENV010_PYTHON"
+
+# Hypothesis times each example (a 200 ms deadline) and each data generation (the too_slow health check): speed
+# thresholds that fail on a loaded machine. Tests assert behaviour; speed is measured in benchmarks/.
+settings.register_profile("no-time-limits", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("no-time-limits")
 
 
 @pytest.fixture(scope="session")
@@ -45,5 +51,30 @@ def partial_servers(request, tmp_path_factory):
     port = free_port()
     root = f"http://127.0.0.1:{port}"
     log = tmp_path_factory.mktemp("partial-servers") / "server.log"
-    with serving([python, str(script), str(port)], f"{root}/{KINDS[0]}/health", log, timeout=120):
+    with serving([python, str(script), str(port)], f"{root}/{KINDS[0]}/health", log):
         yield {kind: f"{root}/{kind}" for kind in KINDS}
+
+
+# scripts/test runs pytest-xdist workers with `--dist loadgroup`: a session fixture is set up once per worker that
+# uses it, a module fixture once per worker that runs one of the module's tests. Tests sharing one of these costly
+# fixtures (servers started, a model converted, environments put through `openenv import`) therefore go to one
+# worker, and so do a module's tests when they share a module fixture; every other test goes to whichever worker
+# is free.
+ONE_WORKER_FIXTURES = ("partial_servers", "play_servers", "smollm2_cache_dir", "imported_packages")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        group = next((name for name in ONE_WORKER_FIXTURES if name in names), None)
+        if group is None and _uses_a_module_fixture(item):
+            group = item.nodeid.split("::")[0]
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _uses_a_module_fixture(item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    return any(d.scope in ("module", "class", "package") for chain in defs for d in chain)

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.waiting import HANG_GUARD_S
 
 PACKAGE = Path(__file__).resolve().parents[1] / "openenv_prime"
 
@@ -87,6 +91,40 @@ def test_servers_are_reached_only_through_the_launcher(path):
             )
 
 
+# The MLX trainer's rooms (docs/architecture.md): what each folder may import from the rest of the trainer.
+TRAINER_ROOMS = {
+    "mlx_trainer/model/": ("openenv_prime.mlx_trainer.model",),
+    "mlx_trainer/report/": ("openenv_prime.mlx_trainer.report",),
+    "mlx_trainer/rollouts/": ("openenv_prime.mlx_trainer.rollouts", "openenv_prime.mlx_trainer.worker"),
+}
+
+
+@pytest.mark.parametrize("path", [p for p in modules() if where(p).startswith(tuple(TRAINER_ROOMS))], ids=where)
+def test_trainer_rooms_import_only_what_their_job_needs(path):
+    allowed = next(v for k, v in TRAINER_ROOMS.items() if where(path).startswith(k))
+    for name in imports(path):
+        if name.startswith("openenv_prime.mlx_trainer"):
+            assert name.startswith(allowed), (
+                f"openenv_prime/{where(path)} imports {name}; that folder may use only {allowed} of the trainer "
+                "(docs/architecture.md)"
+            )
+
+
+def test_help_imports_no_framework():
+    """`openenv-prime --help` builds every subcommand's parser and imports no framework (docs/architecture.md)."""
+    probe = (
+        "import json, sys\n"
+        "from openenv_prime.cli import build_parser\n"
+        "import openenv_prime.mlx_trainer, openenv_prime.mlx_trainer.model, openenv_prime.mlx_trainer.report\n"
+        "import openenv_prime.mlx_trainer.training, openenv_prime.mlx_trainer.rollouts\n"
+        "build_parser().format_help()\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=HANG_GUARD_S, check=True)
+    heavy = set(json.loads(done.stdout.splitlines()[-1])) & (set(HOMES) | {"matplotlib", "torch", "transformers", "numpy"})
+    assert not heavy, f"openenv-prime --help imported {sorted(heavy)}"
+
+
 def test_the_rules_see_the_package():
     """Guards against a rule that passes because it found nothing to check."""
     assert len(modules()) > 40
@@ -98,12 +136,6 @@ SAME_MEANING = {
     "__getattr__": "the module attribute hook (PEP 562) of each lazily importing package",
     "main": "a module's command-line entry point",
     "register": "each CLI module adds its subcommand to the parser it is given",
-    # issue 19 item 4: envs/chain_sum mirrors envs/reasoning_gym_tiers module for module (one meaning, two copies)
-    "TierOverlap": "the tier-overlap report of each tiered server (chain_sum mirrors reasoning_gym_tiers)",
-    "build_app": "each tiered server's FastAPI app (chain_sum mirrors reasoning_gym_tiers)",
-    "max_tiers": "each tiered server's tier count limit (chain_sum mirrors reasoning_gym_tiers)",
-    "overlap_report": "each tiered server's overlap report (chain_sum mirrors reasoning_gym_tiers)",
-    "score_reply": "each tiered server's reply scoring (chain_sum mirrors reasoning_gym_tiers)",
 }
 
 

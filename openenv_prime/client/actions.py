@@ -310,6 +310,8 @@ class ActionFormat:
             lines.append("Reply with exactly one of these values (nothing else): "
                          + ", ".join(self._named(name, v) for v in about.values) + ".")
         else:
+            if about is not None and about.common is not None:
+                lines.append(f"Values allowed in every case the description gives: {_listed(about.common)}.")
             limits = js.bounds(spec, root)
             lines.append(f"Reply with only a JSON value ({js.type_name(spec, root)}{', ' + limits if limits else ''}) "
                          f"for the action's `{name}` field.")
@@ -326,6 +328,8 @@ class ActionFormat:
         about = self.about.get(name)
         if about is not None and about.values is not None:
             parts[0] += ", one of " + ", ".join(json.dumps(v) for v in about.values) + " as the description says"
+        elif about is not None and about.common is not None:
+            parts[0] += ", one of " + ", ".join(json.dumps(v) for v in about.common) + " in every case the description gives"
         limits = js.bounds(spec, root)
         if limits:
             parts.append(limits)
@@ -347,9 +351,13 @@ class ActionFormat:
 
     def _placeholder(self, name: str, spec: dict) -> Any:
         about = self.about.get(name)
-        if about is not None and about.values:
-            return about.values[0]
+        if about is not None and (about.values or about.common):
+            return (about.values or about.common)[0]
         return js.placeholder(spec, self.schema or {})
+
+
+def _listed(values: tuple[Any, ...]) -> str:
+    return ", ".join(json.dumps(v) for v in values)
 
 
 def _short(label: str) -> str:

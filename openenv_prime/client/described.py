@@ -11,10 +11,11 @@ description that are about it (``name: ...``, ``x, y: ...``, and the more indent
   lines that give examples (``e.g.``, ``such as``, ``for example``);
 - labels: the words next to each value (``turn left`` for 1, ``build firebreak`` for ``break``).
 
-The values are *stated* in the prompt when the description gives exactly one set (snake's docstring gives two, one
-per observer mode: the description itself is shown, no set is claimed), and replies are *read* with them (``water``,
-``Water.``, ``turn left``, ``1 (turn left)``). They are never enforced: a description is prose, and only the schema
-decides what the server accepts.
+The values are *stated* in the prompt when the description gives exactly one set. A description that gives several
+(snake's docstring gives two, one per observer mode: ``[0, 1, 2]`` and ``[0, 1, 2, 3, 4]``) claims no set, and the
+prompt shows the description itself and the values that every set allows (``0, 1, 2``: legal whichever case the server
+runs). Replies are *read* with the values and labels (``water``, ``Water.``, ``turn left``, ``1 (turn left)``). They
+are never enforced: a description is prose, and only the schema decides what the server accepts.
 """
 
 from __future__ import annotations
@@ -37,16 +38,17 @@ class Described:
     """What the descriptions say about one field's values."""
 
     values: tuple[Any, ...] | None = None  # the one set of values stated, or None (no set, or several that differ)
+    common: tuple[Any, ...] | None = None  # with several sets that differ: the values in every one (two or more)
     labels: dict[str, Any] = field(default_factory=dict)  # normalized label -> value, only unambiguous ones
     names: dict[Any, str] = field(default_factory=dict)  # value -> its label as written, for the instructions
 
     def __bool__(self) -> bool:
-        return self.values is not None or bool(self.labels)
+        return self.values is not None or self.common is not None or bool(self.labels)
 
     def read(self, text: str, kind: str) -> Any:
         """The value ``text`` names (a value, a label, or ``1 (turn left)``), or None when it names none."""
         said = _words(text)
-        for value in (*(self.values or ()), *self.labels.values()):
+        for value in (*(self.values or self.common or ()), *self.labels.values()):
             if _words(str(value)) == said:
                 return value
         if said in self.labels:
@@ -83,7 +85,14 @@ def described(name: str, own: str | None, about_class: str | None, kind: str) ->
         names.setdefault(value, label)
     for key in ambiguous:
         labels.pop(key)
-    return Described(sets[0] if len(sets) == 1 else None, labels, names)
+    if len(sets) <= 1:
+        return Described(sets[0] if sets else None, labels=labels, names=names)
+    common = tuple(value for value in sets[0] if all(value in other for other in sets[1:]))
+    if len(common) < 2:
+        return Described(None, labels=labels, names=names)
+    for value in (value for found in sets for value in found):  # a value of any one case reads as itself ("Jump")
+        labels.setdefault(_words(str(value)), value)
+    return Described(None, common, labels=labels, names=names)
 
 
 def without_fields(text: str, names: set[str]) -> str:

@@ -103,7 +103,7 @@ def local_server(
     python: str | None = None,
     port: int = 0,
     host: str = "127.0.0.1",
-    startup_timeout: float = 120.0,
+    startup_timeout: float = 300.0,
     schedule: str | None = None,
     session_timeout: float | None = None,
     datasets: Sequence[str] | None = None,
@@ -126,7 +126,8 @@ def local_server(
     they are; `environ` adds variables to the server's environment (e.g. an environment's own settings);
     `log_file` keeps the server's output (default: a temporary file, gone with the server). The server is stopped
     (SIGTERM, then SIGKILL after 10 s) when the block exits, however it exits. Raises `ServerStartError`
-    with the server's output tail if it dies or is not healthy within `startup_timeout` seconds.
+    with the server's output tail if it dies (at once) or is not healthy within `startup_timeout` seconds (a hang
+    guard: a server starts in seconds on a quiet machine and in over a minute on a loaded one).
     """
     if env not in ENVIRONMENTS and ":" not in env:
         raise ValueError(
@@ -162,7 +163,7 @@ def local_app(
     paths: Sequence[str | os.PathLike[str]] = (),
     environ: Mapping[str, str] | None = None,
     host: str = "127.0.0.1",
-    startup_timeout: float = 120.0,
+    startup_timeout: float = 300.0,
     log_file: str | os.PathLike[str] | None = None,
 ) -> Iterator[str]:
     """Serve an ASGI app, ``"MODULE:ATTRIBUTE"`` (e.g. an OpenEnv environment's own ``envs.X.server.app:app``),

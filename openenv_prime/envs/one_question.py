@@ -1,4 +1,4 @@
-"""One question per episode, answered in one step: the episode that chain_sum and the reasoning-gym tiers share.
+"""One question per episode, answered in one step: the episode of both reasoning-gym tiers servers (chain-sum, reasoning-gym).
 
 Each of those servers is a task set plus a scoring rule; what an episode does between the two is the same
 for both and lives here once, so they cannot drift apart in how they reset, refuse or end an episode.
@@ -31,6 +31,7 @@ class OneQuestionEnvironment(TaskAPIFromTaskset, Environment):
     """Reset arguments that narrow the pick by seed; the task set's `pick_index` takes them as keywords."""
     INDEX_AND_FILTER = "pass either index or {field} to reset, not both: the index already fixes it"
     """The refusal of an index together with filter `{field}` (a subclass may word it for its one filter)."""
+    action_cls: type[Action]
     observation_cls: type[Observation]
     state_cls: type[State]
 

@@ -71,10 +71,11 @@ def _run(sock: socket.socket, app, log_level: str) -> int:
 def serve_chain_sum(
     host: str, port: int, tiers: int, schedule: str, max_sessions: int, log_level: str, session_timeout: float | None = None
 ) -> int:
+    """`openenv-prime serve chain-sum`: the chain_sum case of the reasoning-gym tiers server."""
     sock = _bind(host, port)
-    from openenv_prime.envs.chain_sum.taskset import ChainSumTaskset
-
     try:  # reject bad arguments before the slow openenv import
+        from openenv_prime.envs.reasoning_gym_tiers.chain_sum import ChainSumTaskset
+
         ChainSumTaskset(tiers, schedule)
         if max_sessions < 1:
             raise ValueError(f"--max-sessions must be at least 1, got {max_sessions}")
@@ -84,9 +85,11 @@ def serve_chain_sum(
         sock.close()
         raise SystemExit(f"openenv-prime serve chain-sum: {error}")
     _skip_gradio_unless_web_ui()
-    from openenv_prime.envs.chain_sum.app import build_app
+    from openenv_prime.envs.reasoning_gym_tiers.app import build_app
+    from openenv_prime.envs.reasoning_gym_tiers.environment import ChainSumEnvironment
 
-    return _run(sock, build_app(tiers, schedule, max_sessions, session_timeout), log_level)
+    app = build_app(ChainSumEnvironment, tiers, schedule, max_sessions=max_sessions, session_timeout=session_timeout)
+    return _run(sock, app, log_level)
 
 
 def serve_reasoning_gym(args, max_sessions: int) -> int:
@@ -109,8 +112,10 @@ def serve_reasoning_gym(args, max_sessions: int) -> int:
         taskset.check_heldout()
         _skip_gradio_unless_web_ui()
         from openenv_prime.envs.reasoning_gym_tiers.app import build_app
+        from openenv_prime.envs.reasoning_gym_tiers.environment import ReasoningGymTiersEnvironment
 
-        app = build_app(datasets, tiers, per_tier, max_sessions, args.session_timeout)
+        app = build_app(ReasoningGymTiersEnvironment, datasets, tiers, per_tier, max_sessions=max_sessions,
+                        session_timeout=args.session_timeout)
     except ValueError as error:
         sock.close()
         raise SystemExit(f"openenv-prime serve reasoning-gym: {error}")

@@ -1,7 +1,7 @@
 """What every Task API served here shares, so each server says only how many tasks a split has and what task i is.
 
 A task set defines `list_splits`, `num_tasks` and `get_task` (which checks the split and the index); slicing
-and the capped listing follow from those the same way for chain_sum, the reasoning-gym tiers and wrapped
+and the capped listing follow from those the same way for the reasoning-gym tiers (chain_sum among them) and wrapped
 environments. An environment with a `taskset` answers openenv's Task API hook methods from it. No `openenv`
 import here.
 """

@@ -31,9 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from openenv_prime.mlx_trainer.config import ConfigError, config_from_dict, load_config
     from openenv_prime.envs.launch import ServerStartError
-    from openenv_prime.mlx_trainer.loop import TrainingError, TrainingInterrupted, train
+    from openenv_prime.mlx_trainer.config import ConfigError, config_from_dict, load_config
+    from openenv_prime.mlx_trainer.training.loop import TrainingError, TrainingInterrupted, train
 
     try:
         config = load_config(args.config)
@@ -72,7 +72,7 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _print_summary(run_dir: Path) -> None:
-    from openenv_prime.mlx_trainer.plot import summarize
+    from openenv_prime.mlx_trainer.report import summarize
 
     try:
         print(summarize(run_dir))
@@ -84,7 +84,7 @@ def _print_summary(run_dir: Path) -> None:
 
 
 def _print_blas_hint() -> None:
-    from openenv_prime.mlx_trainer.blas import warn_if_slow
+    from openenv_prime.mlx_trainer.model.blas import warn_if_slow
 
     warn_if_slow(lambda text: print(text, file=sys.stderr), "openenv-prime train " + " ".join(sys.argv[2:]))
 
@@ -102,7 +102,7 @@ def _register_plot(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _plot(args: argparse.Namespace) -> int:
-    from openenv_prime.mlx_trainer.plot import plot_runs
+    from openenv_prime.mlx_trainer.report import plot_runs
 
     try:
         out = plot_runs(args.run_dirs, args.out)

@@ -24,10 +24,10 @@ def export_run(run_dir: Path, out: Path, checkpoint: Path | None = None) -> Path
     from mlx.utils import tree_unflatten
     from mlx_lm.utils import save_config, save_model
 
-    from openenv_prime.mlx_trainer.checkpoint import latest_checkpoint
     from openenv_prime.mlx_trainer.config import load_config
-    from openenv_prime.mlx_trainer.lora import apply_lora, load_adapters, lora_modules
-    from openenv_prime.mlx_trainer.models import _atomic_dir, load_base, quantization_of, resolve_model
+    from openenv_prime.mlx_trainer.model.sources import atomic_dir, load_base, quantization_of, resolve_model
+    from openenv_prime.mlx_trainer.training.checkpoint import latest_checkpoint
+    from openenv_prime.mlx_trainer.training.lora import apply_lora, load_adapters, lora_modules
 
     run_dir, out = Path(run_dir), Path(out)
     if not (run_dir / "config.toml").is_file():
@@ -58,7 +58,7 @@ def export_run(run_dir: Path, out: Path, checkpoint: Path | None = None) -> Path
     quantization = quantization_of(model)
     if quantization and "quantization" not in model_config:
         model_config["quantization"] = quantization
-    with _atomic_dir(out) as tmp:
+    with atomic_dir(out) as tmp:
         save_model(tmp, model, donate_model=False)
         save_config(model_config, config_path=tmp / "config.json")
         for f in sorted(source_dir.iterdir()):  # tokenizer and chat template files, as the base model has them

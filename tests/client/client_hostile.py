@@ -1,8 +1,9 @@
 """Misbehaving servers on 127.0.0.1 (ephemeral ports) for the client's failure paths.
 
 ``hostile_ws_server`` is a real ``websockets`` server; the first path segment of the base URL picks how it
-misbehaves (``{url}/malformed`` -> ``ws://.../malformed/ws``). ``TaskAPIProxy`` is a real HTTP server that
-forwards to a real OpenEnv server but can answer 501 for chosen routes, stall, or send a non-JSON body.
+misbehaves (``{url}/malformed`` -> ``ws://.../malformed/ws``); ``slowthenok`` answers only when the test releases
+its ``LateAnswer``. ``TaskAPIProxy`` is a real HTTP server that
+forwards to a real OpenEnv server but can answer 501 for chosen routes, never answer, or send a non-JSON body.
 """
 
 from __future__ import annotations
@@ -17,11 +18,20 @@ import httpx
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.http11 import Response
 from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
 
 _OBSERVATION = {"type": "observation", "data": {"observation": {"question": "1 + 1 ="}, "reward": None, "done": False}}
 
 
-async def _handler(ws: ServerConnection) -> None:
+class LateAnswer:
+    """The ``slowthenok`` mode's answer: held until ``release`` is set (after the client gave up), then ``sent``."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.sent = asyncio.Event()
+
+
+async def _handler(ws: ServerConnection, late: LateAnswer | None) -> None:
     mode = ws.request.path.strip("/").split("/")[0]
     if mode == "capacity":  # what openenv sends when at its limit: one error frame right after accept, then close
         await ws.send(json.dumps({"type": "error", "data": {"message": "at capacity", "code": "CAPACITY_REACHED", "active_sessions": 1, "max_sessions": 1}}))
@@ -44,8 +54,10 @@ async def _handler(ws: ServerConnection) -> None:
             await ws.close(code=1011, reason="going away")
             return
         elif mode == "slowthenok":  # answers late: after the client gave up, the stale answer must not be read
-            await asyncio.sleep(0.5)
-            await ws.send(json.dumps(_OBSERVATION))
+            await late.release.wait()
+            with contextlib.suppress(ConnectionClosed):  # the client dropped the socket, as it should
+                await ws.send(json.dumps(_OBSERVATION))
+            late.sent.set()
         else:
             await ws.send(json.dumps(_OBSERVATION))
 
@@ -57,9 +69,9 @@ def _reject_upgrade(connection: ServerConnection, request) -> Response | None:
 
 
 @contextlib.asynccontextmanager
-async def hostile_ws_server():
+async def hostile_ws_server(late: LateAnswer | None = None):
     """Yields ``http://127.0.0.1:PORT``; sessions go to ``{url}/{mode}``."""
-    async with serve(_handler, "127.0.0.1", 0, process_request=_reject_upgrade, compression=None) as server:
+    async with serve(lambda ws: _handler(ws, late), "127.0.0.1", 0, process_request=_reject_upgrade, compression=None) as server:
         port = server.sockets[0].getsockname()[1]
         yield f"http://127.0.0.1:{port}"
 
@@ -69,8 +81,9 @@ class TaskAPIProxy:
 
     ``unsupported`` route names (e.g. ``{"task_range"}``) answer 501 like an environment lacking them;
     ``missing`` answers every Task API route 404 "Not Found" like a server without a Task API (openenv-core);
-    ``stall_first`` requests sleep ``stall`` seconds before forwarding; ``garbage`` answers 200 with a
-    non-JSON body. ``seen`` records every (method, path) received.
+    the first ``stall_first`` requests are never answered (held until the proxy closes, so any client timeout
+    expires first, however loaded the machine); ``garbage`` answers 200 with a non-JSON body. ``seen`` records
+    every (method, path) received.
     """
 
     def __init__(
@@ -80,14 +93,13 @@ class TaskAPIProxy:
         unsupported: set[str] = frozenset(),
         missing: bool = False,
         stall_first: int = 0,
-        stall: float = 0.0,
         garbage: bool = False,
     ):
         self.upstream = upstream
         self.unsupported = set(unsupported)
         self.missing = missing
         self.stall_first = stall_first
-        self.stall = stall
+        self._closing = threading.Event()
         self.garbage = garbage
         self.seen: list[tuple[str, str]] = []
         self._lock = threading.Lock()
@@ -101,6 +113,7 @@ class TaskAPIProxy:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._closing.set()
         self._server.shutdown()
         self._server.server_close()
         self._http.close()
@@ -126,7 +139,9 @@ class TaskAPIProxy:
                     proxy.seen.append((self.command, self.path))
                     stall = len(proxy.seen) <= proxy.stall_first
                 if stall:
-                    threading.Event().wait(proxy.stall)
+                    proxy._closing.wait()
+                    self.close_connection = True
+                    return None
                 route = self.path.rstrip("/").rsplit("/", 1)[-1]
                 if proxy.garbage:
                     return self._answer(200, b"<html>proxy error page</html>", "text/html")

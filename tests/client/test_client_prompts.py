@@ -44,12 +44,13 @@ def test_values_a_docstring_states_are_stated_and_read_but_never_enforced():
         fire.action('{"action": "water", "x": "three"}')
 
 
-def test_two_descriptions_of_one_field_state_no_set_but_their_names_still_read():
+def test_two_descriptions_of_one_field_state_no_set_but_the_values_both_allow_and_their_names_still_read():
     snake = protocol(SnakeAction)
     text = snake.reply_format()
     assert "Reply with exactly one of" not in text  # relative and absolute steering differ: the description says which
     assert "0 = keep going (straight on)" in text and "4 = up" in text
-    assert text.endswith("Reply with only a JSON value (integer) for the action's `action` field.\n"
+    assert text.endswith("Values allowed in every case the description gives: 0, 1, 2.\n"  # legal in either mode
+                         "Reply with only a JSON value (integer) for the action's `action` field.\n"
                          "A name the description gives a value also works, e.g. 'keep going' for 0.")
     for reply, value in [("2", 2), ("turn right", 2), ("Turn left.", 1), ("1 (turn left)", 1), ("up", 4),
                          ('{"action": 0}', 0)]:
@@ -58,6 +59,40 @@ def test_two_descriptions_of_one_field_state_no_set_but_their_names_still_read()
         snake.action("dance")
     with pytest.raises(InvalidRequestError):
         snake.action("2 (turn left)")  # a number and a name that disagree
+
+
+class Steer(_Action):
+    """Where to go.
+
+    On foot:
+        way: "left", "right" or "jump"
+    By boat:
+        way: "left", "right", "anchor"
+    speed: integer
+    """
+
+    way: str
+    speed: int
+
+
+class Modes(_Action):
+    """One of two games.
+
+    Cards: card: one of [1, 2, 3]
+    Dice: card: one of [4, 5, 6]
+    """
+
+    card: int
+
+
+def test_values_every_case_allows_are_stated_in_a_json_object_and_disjoint_cases_state_none():
+    text = protocol(Steer).reply_format()
+    assert '- "way" (string, one of "left", "right" in every case the description gives, required)' in text
+    assert 'For example: {"way": "left", "speed": 0}' in text
+    assert protocol(Steer).action('{"way": "Jump", "speed": 2}') == {"way": "jump", "speed": 2}  # still read, not enforced
+    modes = protocol(Modes).reply_format()
+    assert "in every case" not in modes and "Values allowed" not in modes  # 1-3 and 4-6 share no value
+    assert modes.endswith("Reply with only a JSON value (integer) for the action's `card` field.")
 
 
 class Shots(_Action):

@@ -34,7 +34,7 @@ def reset_servers(request, tmp_path_factory):
     root = f"http://127.0.0.1:{port}"
     log = tmp_path_factory.mktemp("reset-check-servers") / "server.log"
     environ = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(SERVER.parents[2]), os.environ.get("PYTHONPATH")])))
-    with serving([python, str(SERVER), str(port)], f"{root}/{KINDS[0]}/health", log, timeout=120, env=environ):
+    with serving([python, str(SERVER), str(port)], f"{root}/{KINDS[0]}/health", log, env=environ):
         yield {kind: f"{root}/{kind}" for kind in KINDS}
 
 

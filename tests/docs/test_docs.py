@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from tests.docs.markdown_blocks import ROOT, anchors, blocks, doc_pages, relative_links
+from tests.support.waiting import HANG_GUARD_S
 
 PYTHON_BLOCKS = [b for page in doc_pages() for b in blocks(page) if b.lang == "python"]
 # Examples are written against a chain_sum server on the documented default port; the test points them at a live one.
@@ -65,5 +66,5 @@ def test_cli_help_examples_run():
     commands.add("openenv-prime --help")
     for command in sorted(commands):
         argv = [sys.executable, "-m", "openenv_prime", *command.split()[1:]]
-        done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD_S)
         assert done.returncode == 0 and "usage:" in done.stdout, f"{command}: {done.stderr[-1000:]}"

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openenv_prime.envs.chain_sum.environment import ChainSumAction, ChainSumEnvironment
-from openenv_prime.envs.chain_sum.taskset import ChainSumTaskset
+from openenv_prime.envs.reasoning_gym_tiers.chain_sum import ChainSumTaskset
+from openenv_prime.envs.reasoning_gym_tiers.environment import ChainSumAction, ChainSumEnvironment
 
 TASKSET = ChainSumTaskset()
 

@@ -1,10 +1,14 @@
 """Reward is 1.0 only when the reply's final number is exactly the answer; the raw score keeps reasoning-gym's partial credit."""
 
+from functools import partial
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from openenv_prime.envs.chain_sum.scoring import extract_final_number, score_reply
+from openenv_prime.envs.reasoning_gym_tiers.scoring import extract_final_number, score_final_number
+
+score_reply = partial(score_final_number, "chain_sum")
 
 
 @pytest.mark.parametrize(

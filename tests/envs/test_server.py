@@ -8,7 +8,7 @@ import pytest
 import websockets
 from websockets.sync.client import connect
 
-from openenv_prime.envs.chain_sum.taskset import ChainSumTaskset
+from openenv_prime.envs.reasoning_gym_tiers.chain_sum import ChainSumTaskset
 
 TASKSET = ChainSumTaskset()
 SPEC_777 = TASKSET.get_task("test", 777)
@@ -125,6 +125,9 @@ def test_http_reset_and_stateless_step_naming_the_task(http):
     assert bad_tier.status_code == 422 and bad_tier.json()["detail"][0]["loc"] == ["body", "tier"]
     bad_index = http.post("/reset", json={"split": "test", "index": "abc"})
     assert bad_index.status_code == 422 and bad_index.json()["detail"][0]["loc"] == ["body", "index"]
+    # chain_sum's own server answered 500 here; as a case of the tiers server it raises TaskIndexError, answered 400
+    out_of_range = http.post("/reset", json={"split": "test", "index": 1_000})
+    assert (out_of_range.status_code, out_of_range.json()) == (400, {"detail": "task index 1000 out of range for split 'test' (0..999)"})
 
 
 def test_metadata_describes_the_tiers(http):

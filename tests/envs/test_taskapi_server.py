@@ -20,6 +20,7 @@ from openenv_prime.envs.launch import PARENT_PID_VAR, ServerStartError, local_se
 from tests.conftest import OPENENV010_PYTHON_VAR
 from tests.envs.sample_envs import guess_tasks, secret_tasks
 from tests.support.processes import free_port, serving
+from tests.support.waiting import HANG_GUARD_S
 
 ROOT = Path(__file__).resolve().parents[2]
 GUESS = "tests.envs.sample_envs:GuessEnvironment"
@@ -110,7 +111,7 @@ def python_api_server_010(tmp_path: Path):
         f"serve_with_tasks(GuessEnvironment, guess_tasks, port={port})\n"
     )
     url = f"http://127.0.0.1:{port}"
-    with serving([_python010(), "-c", code], f"{url}/health", tmp_path / "server.log", timeout=120, env=_environ()):
+    with serving([_python010(), "-c", code], f"{url}/health", tmp_path / "server.log", env=_environ()):
         yield url
 
 
@@ -263,7 +264,7 @@ def test_serve_refuses_bad_arguments_with_a_message_naming_them(args, message, t
     args = [a.format(missing=tmp_path / "missing.jsonl") for a in args]
     done = subprocess.run(
         [sys.executable, "-m", "openenv_prime.envs", "serve", *args, "--port", "0"],
-        capture_output=True, text=True, timeout=120, env={**_environ(), PARENT_PID_VAR: ""},
+        capture_output=True, text=True, timeout=HANG_GUARD_S, env={**_environ(), PARENT_PID_VAR: ""},
     )
     assert done.returncode != 0 and re.search(message, done.stderr), done.stderr[-2000:]
 
@@ -287,5 +288,5 @@ def test_create_app_refuses_what_it_cannot_serve(env, options, message):
 
 def test_local_server_reports_a_refused_class_with_the_servers_message():
     with pytest.raises(ServerStartError, match=r"(?s)exited with code 1.*does not take it"):
-        with local_server("tests.envs.sample_envs:NoArgsEnvironment", seeds=2, startup_timeout=120):
+        with local_server("tests.envs.sample_envs:NoArgsEnvironment", seeds=2):
             pass

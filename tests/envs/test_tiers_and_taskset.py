@@ -6,12 +6,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openenv_prime.envs.chain_sum.overlap import overlap_report
-from openenv_prime.envs.chain_sum.taskset import ChainSumTaskset, TaskRequestError
+from openenv_prime.envs.errors import TaskRequestError
+from openenv_prime.envs.reasoning_gym_tiers.chain_sum import ChainSumTaskset
+from openenv_prime.envs.reasoning_gym_tiers.overlap import overlap_report
 from openenv_prime.envs.taskspecs import LIST_TASKS_CAP
-from openenv_prime.envs.chain_sum.tiers import tier_schedule
 
 TASKSET = ChainSumTaskset()
+
+
+def tier_shapes(num_tiers: int, schedule: str = "lockstep") -> list[tuple[int, int]]:
+    """(terms, digits) of every tier."""
+    return [ChainSumTaskset(num_tiers, schedule).shape(t) for t in range(num_tiers)]
 
 
 def _shape(question: str) -> tuple[int, set[int]]:
@@ -21,22 +26,22 @@ def _shape(question: str) -> tuple[int, set[int]]:
 
 
 def test_lockstep_tier_t_is_t_plus_2_terms_of_t_plus_1_digits():
-    assert [(t.num_terms, t.num_digits) for t in tier_schedule(5)] == [(2, 1), (3, 2), (4, 3), (5, 4), (6, 5)]
-    assert [(t.num_terms, t.num_digits) for t in tier_schedule(10)][-1] == (11, 10)
+    assert tier_shapes(5) == [(2, 1), (3, 2), (4, 3), (5, 4), (6, 5)]
+    assert tier_shapes(10)[-1] == (11, 10)
 
 
 def test_interleaved_schedule_runs_from_2x1_to_7x5_over_ten_tiers():
-    shapes = [(t.num_terms, t.num_digits) for t in tier_schedule(10, "interleaved")]
-    assert shapes == [(2, 1), (3, 1), (3, 2), (4, 2), (4, 3), (5, 3), (5, 4), (6, 4), (6, 5), (7, 5)]
+    assert tier_shapes(10, "interleaved") == [(2, 1), (3, 1), (3, 2), (4, 2), (4, 3), (5, 3), (5, 4), (6, 4), (6, 5), (7, 5)]
 
 
 @pytest.mark.parametrize("split", ["train", "test"])
 def test_generated_items_have_exactly_their_tiers_shape(split):
     per_tier = TASKSET.per_tier[split]
-    for shape in TASKSET.tiers:
+    for tier in range(TASKSET.num_tiers):
+        terms, digits = TASKSET.shape(tier)
         for local in (0, 1, per_tier - 1):
-            entry = TASKSET.entry(split, shape.tier * per_tier + local)
-            assert _shape(entry["question"]) == (shape.num_terms, {shape.num_digits})
+            entry = TASKSET.entry(split, tier * per_tier + local)
+            assert _shape(entry["question"]) == (terms, {digits})
             assert re.fullmatch(r"-?\d+", entry["answer"])
 
 
@@ -46,14 +51,14 @@ def test_generated_items_have_exactly_their_tiers_shape(split):
 )
 def test_bad_tier_arguments_name_the_valid_range(args, message):
     with pytest.raises(ValueError, match=message):
-        tier_schedule(*args)
+        ChainSumTaskset(*args)
 
 
 def test_seed_ranges_are_disjoint_with_gaps_across_splits_tiers_and_schedules():
     ranges = []
     for tasks in (ChainSumTaskset(10, "lockstep"), ChainSumTaskset(20, "interleaved")):
         for split, size in tasks.per_tier.items():
-            ranges += [(tasks.seed_base(split, t.tier), size) for t in tasks.tiers]
+            ranges += [(tasks.seed_base(split, "chain_sum", t), size) for t in range(tasks.num_tiers)]
     ranges.sort()
     for (start, size), (next_start, next_size) in zip(ranges, ranges[1:]):
         # reasoning-gym seeds item i with seed + i: a gap wider than both ranges keeps items apart

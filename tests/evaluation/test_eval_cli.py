@@ -12,12 +12,14 @@ from pathlib import Path
 import pytest
 
 from tests.support.scripted_openai import ScriptedOpenAIServer, chain_sum_rule
+from tests.support.waiting import HANG_GUARD_S
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _eval(*args: str, timeout: float = 180) -> subprocess.CompletedProcess:
-    env = dict(os.environ, COLUMNS="120", PYTHONPATH=str(ROOT))
+def _eval(*args: str, timeout: float = HANG_GUARD_S) -> subprocess.CompletedProcess:
+    # Wide enough that rich wraps no message: the tmp paths inside them are longer under pytest-xdist (popen-gw1/).
+    env = dict(os.environ, COLUMNS="1000", PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "openenv_prime", "eval", *args], capture_output=True, text=True,
                           timeout=timeout, env=env, cwd=ROOT)
 

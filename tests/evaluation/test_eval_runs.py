@@ -185,20 +185,29 @@ def test_openai_policy_rejects_bad_settings():
 
 
 class _BlockingPolicy:
-    """An in-process policy that holds the event loop past the server's keepalive, as CPU generation can."""
+    """An in-process policy that holds the event loop past the server's keepalive, as CPU generation can: its
+    first call blocks until the server has closed ``sockets`` more WebSocket connections."""
 
-    def __init__(self, seconds: float):
-        self.seconds = seconds
+    def __init__(self, server_url: str, sockets: int):
+        self.server_url, self.sockets, self.blocked = server_url, sockets, False
 
     async def complete(self, prompts):
-        import time
+        import httpx
 
-        time.sleep(self.seconds)
+        from tests.support.waiting import until
+
+        def closed() -> int:
+            return int(httpx.get(f"{self.server_url}/closed_sockets", timeout=10).text)
+
+        if not self.blocked:
+            self.blocked, before = True, closed()
+            until(lambda: closed() >= before + self.sockets, f"the server to close {self.sockets} unanswered sockets",
+                  interval=0.1)
         return [str(sum(chain_sum_terms(p[-1]["content"]))) for p in prompts]
 
 
 def test_blocking_policy_outlasting_keepalive_gets_its_episodes_replayed(tmp_path):
-    """On a server whose keepalive closes an unanswered socket after ~1 s, a policy blocking 4 s loses both sockets."""
+    """On a server whose keepalive closes an unanswered socket after ~1 s, a policy blocking past it loses both sockets."""
     import os
     import sys
     from pathlib import Path
@@ -209,9 +218,9 @@ def test_blocking_policy_outlasting_keepalive_gets_its_episodes_replayed(tmp_pat
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     environ = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
-    with serving([sys.executable, str(script), str(port)], f"{url}/health", tmp_path / "log", timeout=120, env=environ):
+    with serving([sys.executable, str(script), str(port)], f"{url}/health", tmp_path / "log", env=environ):
         config = EvalConfig(base_url=url, per_family=1, families=["0", "3"])
-        result = run_eval(config, _BlockingPolicy(4.0))
+        result = run_eval(config, _BlockingPolicy(url, sockets=2))
     assert result.reconnects == 2
     assert result.accuracy_by_family() == {"0": 1.0, "3": 1.0}
     assert [r.steps for r in result.results] == [1, 1]

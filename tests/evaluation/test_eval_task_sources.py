@@ -153,7 +153,7 @@ GUESS_SERVER = Path(__file__).resolve().parents[1] / "verifiers_taskset" / "gues
 def test_step_limit_cuts_off_multistep_episodes_and_counts_them_truncated(tmp_path):
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    with serving([sys.executable, str(GUESS_SERVER), str(port), "8"], f"{url}/health", tmp_path / "log", timeout=120):
+    with serving([sys.executable, str(GUESS_SERVER), str(port), "8"], f"{url}/health", tmp_path / "log"):
         with ScriptedOpenAIServer(lambda request: '{"guess": 0}') as wrong:  # never right: -0.25 per step
             config = EvalConfig(base_url=url, family_field="level", max_steps=3, check_reset=False)
             result = run_eval(config, OpenAIPolicy(wrong, "scripted"))

@@ -31,8 +31,9 @@ def adder(argument: str):
 
 
 @pytest.fixture(params=["vf_sums_env", "ors_sums_env"])
-def imported(request):
-    """``(name, base_url)`` of each imported environment."""
+def imported(request, imported_packages):
+    """``(name, base_url)`` of each imported environment. (Naming ``imported_packages``, which the servers are built
+    from, sends these tests to the pytest-xdist worker that has them: tests/conftest.py.)"""
     server = {"vf_sums_env": "vf_sums_server", "ors_sums_env": "ors_sums_server"}[request.param]
     return request.param, request.getfixturevalue(server)
 
@@ -97,8 +98,8 @@ def test_taskset_loads_every_split_and_scores_episodes(imported):
 
 def test_trainer_runs_two_steps_and_evaluates_the_test_split(imported, tmp_path, capfd):
     from openenv_prime.mlx_trainer.config import config_from_dict
-    from openenv_prime.mlx_trainer.loop import train
-    from openenv_prime.mlx_trainer.models import build_tiny_model
+    from openenv_prime.mlx_trainer.model.sources import build_tiny_model
+    from openenv_prime.mlx_trainer.training.loop import train
 
     name, url = imported
     model = build_tiny_model(tmp_path / "tiny")

@@ -47,10 +47,10 @@ def test_taskset_prompts_never_hold_the_gold_answer(vf_sums_server):
 
 
 def test_trainer_prompts_never_hold_the_gold_answer(vf_sums_server, tmp_path, monkeypatch):
-    from openenv_prime.mlx_trainer import generation, policy, rollouts
     from openenv_prime.mlx_trainer.config import config_from_dict
-    from openenv_prime.mlx_trainer.loop import train
-    from openenv_prime.mlx_trainer.models import build_tiny_model
+    from openenv_prime.mlx_trainer.model.sources import build_tiny_model
+    from openenv_prime.mlx_trainer.rollouts import generation, policy, runner
+    from openenv_prime.mlx_trainer.training.loop import train
 
     prompts: list[str] = []
 
@@ -58,7 +58,7 @@ def test_trainer_prompts_never_hold_the_gold_answer(vf_sums_server, tmp_path, mo
         prompts.extend(tokenizer.decode(prompt) for prompt in ids)
         return generation.generate(model, tokenizer, ids, **kwargs)
 
-    monkeypatch.setattr(rollouts, "generate", recording_generate)  # training episodes
+    monkeypatch.setattr(runner, "generate", recording_generate)  # training episodes
     monkeypatch.setattr(policy, "generate", recording_generate)  # the trainer's evals
     config = config_from_dict({
         "seed": 0, "steps": 2, "plot": False, "model": {"path": str(build_tiny_model(tmp_path / "tiny"))},

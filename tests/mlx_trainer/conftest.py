@@ -14,7 +14,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing in these tests may reach
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory):
     """A random dim-64, 2-layer Llama with the default character vocabulary (seed 0)."""
-    from openenv_prime.mlx_trainer.models import build_tiny_model
+    from openenv_prime.mlx_trainer.model.sources import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("models") / "tiny")
 
@@ -22,7 +22,7 @@ def tiny_model_dir(tmp_path_factory):
 @pytest.fixture(scope="session")
 def smollm2_cache_dir(tmp_path_factory):
     """A cache folder holding SmolLM2-135M-Instruct converted to float32 (about 7 s, once)."""
-    from openenv_prime.mlx_trainer.models import smollm2_model_dir
+    from openenv_prime.mlx_trainer.model.sources import smollm2_model_dir
 
     cache = tmp_path_factory.mktemp("cache")
     smollm2_model_dir(cache)
@@ -31,6 +31,6 @@ def smollm2_cache_dir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def smollm2_dir(smollm2_cache_dir):
-    from openenv_prime.mlx_trainer.models import smollm2_model_dir
+    from openenv_prime.mlx_trainer.model.sources import smollm2_model_dir
 
     return smollm2_model_dir(smollm2_cache_dir)

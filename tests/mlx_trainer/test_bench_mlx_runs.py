@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+from tests.support.waiting import HANG_GUARD_S
+
 BENCHMARKS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
 
 
@@ -40,7 +42,7 @@ def test_each_benchmark_script_starts(tmp_path):
     for script in scripts:
         if script.stem == "bench_mlx_common":
             continue
-        done = subprocess.run([sys.executable, str(script), "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        done = subprocess.run([sys.executable, str(script), "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=HANG_GUARD_S)
         assert done.returncode == 0 and "usage:" in done.stdout, f"{script.name}: {done.stderr[-1000:]}"
 
 
@@ -64,7 +66,7 @@ def test_the_comparison_runs_each_sampler_resumably_and_reports(tmp_path):
     command = [sys.executable, str(BENCHMARKS / "bench_mlx_compare.py"), "--model", "tiny", "--seeds", "0", "--steps", "2",
                "--datasets", "products", "--train-size", "8", "--heldout-size", "3", "--eval-every", "0",
                "--group-size", "2", "--out", str(tmp_path / "cmp")]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert done.returncode == 0, done.stderr[-3000:]
     for sampler in ("curriculum", "uniform", "greso"):
         run = tmp_path / "cmp" / "seed0" / sampler
@@ -85,5 +87,5 @@ def test_the_comparison_runs_each_sampler_resumably_and_reports(tmp_path):
     assert len(tables) == 3
     for table in tables:  # every row, the separator included, has as many cells as the header
         assert {line.count("|") for line in table} == {table[0].count("|")}, table[:2]
-    again = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    again = subprocess.run(command, capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert again.returncode == 0 and "training (" not in again.stdout and "| uniform | 0 |" in again.stdout

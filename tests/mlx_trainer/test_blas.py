@@ -10,10 +10,11 @@ import sys
 
 import pytest
 
-from openenv_prime.mlx_trainer import blas
+from openenv_prime.mlx_trainer.model import blas
+from tests.support.waiting import HANG_GUARD_S
 
 OPENBLAS = sorted(glob.glob("/usr/lib/*/libopenblas.so.0"))
-REPORT = "import dataclasses, json; from openenv_prime.mlx_trainer.blas import detect_blas; print(json.dumps(dataclasses.asdict(detect_blas())))"
+REPORT = "import dataclasses, json; from openenv_prime.mlx_trainer.model.blas import detect_blas; print(json.dumps(dataclasses.asdict(detect_blas())))"
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the bundled reference BLAS is a Linux mlx-cpu matter")
 
@@ -22,7 +23,7 @@ def _detect(preload: str | None) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     if preload:
         env["LD_PRELOAD"] = preload
-    out = subprocess.run([sys.executable, "-c", REPORT], env=env, capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run([sys.executable, "-c", REPORT], env=env, capture_output=True, text=True, timeout=HANG_GUARD_S, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

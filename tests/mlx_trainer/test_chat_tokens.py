@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from openenv_prime.mlx_trainer.chat_tokens import ChatTokens
+from openenv_prime.mlx_trainer.rollouts.chat_tokens import ChatTokens
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +38,10 @@ def _play(tokenizer, replies: list[str], stopped: bool):
 
 @pytest.mark.parametrize("stopped", [True, False])
 @pytest.mark.parametrize("which", ["tiny", "smollm2"])
-def test_sequence_is_the_templated_conversation_and_only_replies_are_trained(which, stopped, request):
-    tokenizer = request.getfixturevalue(f"{which}_tokenizer")
+def test_sequence_is_the_templated_conversation_and_only_replies_are_trained(which, stopped, tiny_tokenizer,
+                                                                          smollm2_tokenizer):
+    # both named, not looked up by name: tests/conftest.py then sends them to the worker that converted SmolLM2
+    tokenizer = {"tiny": tiny_tokenizer, "smollm2": smollm2_tokenizer}[which]
     transcript, reply_tokens = _play(tokenizer, ["7", "x 1", "42"], stopped)
     # the model was conditioned on exactly what the chat template makes of the conversation
     last_turn_end = len(transcript.tokens) - len(reply_tokens[-1])

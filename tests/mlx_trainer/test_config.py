@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from openenv_prime.mlx_trainer.config import ConfigError, config_from_dict, dump_toml, load_config
+from tests.support.waiting import HANG_GUARD_S
 
 
 def test_embedded_default_loads_and_uses_the_offline_model_and_embedded_server():
@@ -93,7 +94,7 @@ def test_cli_reports_config_error_with_exit_code_2(tmp_path):
     path = tmp_path / "c.toml"
     path.write_text("[lora]\nrank = -1\n")
     proc = subprocess.run([sys.executable, "-m", "openenv_prime", "train", str(path), "--out", str(tmp_path / "run")],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert proc.returncode == 2
     assert "lora.rank" in proc.stderr
     assert not (tmp_path / "run").exists()
@@ -109,7 +110,7 @@ def test_cli_rejects_bad_sampler_settings_before_loading_the_model(tmp_path):
     path.write_text('[model]\npath = "/nonexistent/model"\n[sampler]\nkwargs = { gamma = 2.0 }\n'
                     '[environment]\nbase_url = "http://127.0.0.1:9"\n')
     proc = subprocess.run([sys.executable, "-m", "openenv_prime", "train", str(path), "--out", str(tmp_path / "run")],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert proc.returncode == 2
     assert "sampler.kwargs" in proc.stderr and "gamma" in proc.stderr and "/nonexistent/model" not in proc.stderr
     assert not (tmp_path / "run").exists()

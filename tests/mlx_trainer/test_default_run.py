@@ -10,7 +10,7 @@ import pytest
 
 from openenv_prime.envs.reasoning_gym_tiers.taskset import DEFAULT_PER_TIER, ReasoningGymTaskset
 from openenv_prime.mlx_trainer.config import config_from_dict, load_config
-from openenv_prime.mlx_trainer.loop import train
+from openenv_prime.mlx_trainer.training.loop import train
 
 
 def test_the_default_evaluates_on_questions_it_never_trains_on():

@@ -11,7 +11,7 @@ import pytest
 from trainer_helpers import SMALL_VOCAB, format_sft_model, toy_server
 
 from openenv_prime.mlx_trainer.config import config_from_dict
-from openenv_prime.mlx_trainer.loop import train
+from openenv_prime.mlx_trainer.training.loop import train
 
 
 @pytest.mark.parametrize("options", [
@@ -21,9 +21,9 @@ def test_exported_run_loads_in_mlx_lm_and_matches_the_adapters(tmp_path, options
     import mlx.core as mx
     from mlx_lm import generate, load
 
-    from openenv_prime.mlx_trainer.checkpoint import latest_checkpoint
-    from openenv_prime.mlx_trainer.lora import apply_lora, load_adapters
-    from openenv_prime.mlx_trainer.models import build_tiny_model, load_base
+    from openenv_prime.mlx_trainer.model.sources import build_tiny_model, load_base
+    from openenv_prime.mlx_trainer.training.checkpoint import latest_checkpoint
+    from openenv_prime.mlx_trainer.training.lora import apply_lora, load_adapters
 
     # format-SFT'd so that groups differ from step 1 and the adapters really move
     base = format_sft_model(build_tiny_model(tmp_path / "random", vocab=SMALL_VOCAB), tmp_path / "base", ["say 7:"])

@@ -22,9 +22,9 @@ def gold_server(request, tmp_path_factory):
 @pytest.fixture
 def generated_from(monkeypatch):
     """The decoded prompt of every generation the trainer runs (rollouts and evals alike)."""
-    import openenv_prime.mlx_trainer.generation as generation
-    import openenv_prime.mlx_trainer.loop  # noqa: F401  (the modules that call generate, imported before patching)
-    import openenv_prime.mlx_trainer.policy  # noqa: F401
+    import openenv_prime.mlx_trainer.rollouts.generation as generation
+    import openenv_prime.mlx_trainer.training.loop  # noqa: F401  (the modules that call generate, imported before patching)
+    import openenv_prime.mlx_trainer.rollouts.policy  # noqa: F401
 
     original, seen = generation.generate, []
 
@@ -39,7 +39,7 @@ def generated_from(monkeypatch):
 
 
 def _train(model: Path, url: str, run_dir: Path, **environment):
-    from openenv_prime.mlx_trainer.loop import train
+    from openenv_prime.mlx_trainer.training.loop import train
 
     config = config_from_dict({
         "seed": 0, "steps": 1, "plot": False, "model": {"path": str(model)},

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openenv_prime.mlx_trainer.grpo import group_advantages, make_batch
+from openenv_prime.mlx_trainer.training.grpo import group_advantages, make_batch
 
 
 @given(st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0]), min_size=2, max_size=16))
@@ -42,7 +42,7 @@ def tiny(tiny_model_dir):
     from mlx_lm import load
 
     from openenv_prime.mlx_trainer.config import LoRAConfig
-    from openenv_prime.mlx_trainer.lora import apply_lora
+    from openenv_prime.mlx_trainer.training.lora import apply_lora
 
     model, tok = load(str(tiny_model_dir))
     apply_lora(model, LoRAConfig(rank=4, scale=20.0, layers=-1))
@@ -54,7 +54,7 @@ def test_generation_matches_mlx_lm_batch_generate_and_keeps_eos(tiny):
     from mlx_lm import batch_generate
     from mlx_lm.sample_utils import make_sampler
 
-    from openenv_prime.mlx_trainer.generation import generate, render_prompt
+    from openenv_prime.mlx_trainer.rollouts.generation import generate, render_prompt
 
     model, tok = tiny
     prompts = [render_prompt(tok, [{"role": "user", "content": q}]) for q in ("say 7:", "rep 3:", "1+2=")] * 8
@@ -77,8 +77,8 @@ def test_teacher_forced_logprobs_match_sampling_logprobs(tiny):
     from mlx_lm import batch_generate
     from mlx_lm.sample_utils import make_sampler
 
-    from openenv_prime.mlx_trainer.generation import render_prompt
-    from openenv_prime.mlx_trainer.grpo import token_logprobs
+    from openenv_prime.mlx_trainer.rollouts.generation import render_prompt
+    from openenv_prime.mlx_trainer.training.grpo import token_logprobs
 
     model, tok = tiny
     prompts = [render_prompt(tok, [{"role": "user", "content": q}]) for q in ("say 7:", "rep 12:")]
@@ -100,8 +100,8 @@ def test_training_changes_only_lora_and_kl_reference_is_the_base(tiny_model_dir)
     from mlx_lm import load
 
     from openenv_prime.mlx_trainer.config import GRPOConfig, LoRAConfig
-    from openenv_prime.mlx_trainer.grpo import token_logprobs, train_on_batch
-    from openenv_prime.mlx_trainer.lora import apply_lora, lora_disabled
+    from openenv_prime.mlx_trainer.training.grpo import token_logprobs, train_on_batch
+    from openenv_prime.mlx_trainer.training.lora import apply_lora, lora_disabled
 
     model, _ = load(str(tiny_model_dir))
     mx.random.seed(0)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openenv_prime.mlx_trainer.models import (
+from openenv_prime.mlx_trainer.model.sources import (
     DEFAULT_TINY_VOCAB,
     build_tiny_model,
     resolve_model,
@@ -134,7 +134,7 @@ def test_resolve_model_local_dir_and_hub_ids(tiny_model_dir, tmp_path):
 
 def test_resolve_default_name_uses_the_cached_conversion(smollm2_cache_dir, smollm2_dir, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(smollm2_cache_dir.parent))
-    monkeypatch.setattr("openenv_prime.mlx_trainer.models.default_cache_dir", lambda: smollm2_cache_dir)
+    monkeypatch.setattr("openenv_prime.mlx_trainer.model.sources.default_cache_dir", lambda: smollm2_cache_dir)
     assert resolve_model("smollm2-135m") == smollm2_dir
 
 
@@ -186,7 +186,7 @@ def _tokenizer(path):
 def test_a_failed_conversion_leaves_neither_model_nor_temporary_folder(tmp_path, monkeypatch):
     bogus = tmp_path / "broken.gguf"
     bogus.write_bytes(b"GGUF but not really")
-    monkeypatch.setattr("openenv_prime.mlx_trainer.models.smollm2_gguf_path", lambda: bogus)
+    monkeypatch.setattr("openenv_prime.mlx_trainer.model.sources.smollm2_gguf_path", lambda: bogus)
     cache = tmp_path / "cache"
     with pytest.raises(ValueError, match="not a readable GGUF file"):
         smollm2_model_dir(cache)

@@ -12,8 +12,8 @@ from trainer_helpers import SMALL_VOCAB, RecordingSampler, format_sft_model, rea
 
 from openenv_prime.client.episode_rules import EpisodeRules
 from openenv_prime.mlx_trainer.config import config_from_dict
-from openenv_prime.mlx_trainer.loop import train
-from openenv_prime.mlx_trainer.rollouts import EpisodeRunner, Renderer
+from openenv_prime.mlx_trainer.rollouts.runner import EpisodeRunner, Renderer
+from openenv_prime.mlx_trainer.training.loop import train
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
 from openenv_prime.samplers.task import Task
 
@@ -21,7 +21,7 @@ from openenv_prime.samplers.task import Task
 @pytest.fixture(scope="module")
 def sft_two_step(tmp_path_factory):
     """A tiny small-vocabulary model after format SFT on both prompts of the two-step task."""
-    from openenv_prime.mlx_trainer.models import build_tiny_model
+    from openenv_prime.mlx_trainer.model.sources import build_tiny_model
 
     root = tmp_path_factory.mktemp("two-step-models")
     base = build_tiny_model(root / "base", vocab=SMALL_VOCAB, seed=0)
@@ -49,7 +49,7 @@ def play(model_dir: Path, url: str, tasks: list[Task], group_size: int, rules: E
         runner = EpisodeRunner(model, Renderer(tokenizer, observation_field="question", action_schema=schema), mlx, url, max_sessions=64,
                                max_new_tokens=max_new_tokens, temperature=1.0, rules=rules)
         try:
-            return await runner.run_groups(tasks, group_size, step=1)
+            return (await runner.play(tasks, group_size, step=1)).groups
         finally:
             await runner.close()
 

@@ -18,8 +18,9 @@ from trainer_helpers import read_log
 
 from openenv_prime.mlx_trainer.config import config_from_dict, dump_toml
 from openenv_prime.mlx_trainer.errors import TrainingError
-from openenv_prime.mlx_trainer.loop import train
+from openenv_prime.mlx_trainer.training.loop import train
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
+from tests.support.waiting import HANG_GUARD_S, until
 
 
 # ---- eval mode outside the loss ------------------------------------------------------------------------------
@@ -27,9 +28,9 @@ from openenv_prime.mlx_trainer.worker import MainThreadMLX
 def test_lora_dropout_acts_only_inside_the_loss(tiny_model_dir):
     import mlx.core as mx
 
-    from openenv_prime.mlx_trainer.grpo import make_batch, token_logprobs, train_on_batch
-    from openenv_prime.mlx_trainer.lora import lora_modules
-    from openenv_prime.mlx_trainer.trainable import load_trainable
+    from openenv_prime.mlx_trainer.training.grpo import make_batch, token_logprobs, train_on_batch
+    from openenv_prime.mlx_trainer.training.lora import lora_modules
+    from openenv_prime.mlx_trainer.training.trainable import load_trainable
 
     cfg = config_from_dict({"model": {"path": str(tiny_model_dir)}, "lora": {"dropout": 0.9},
                             "grpo": {"learning_rate": 1e-3}})
@@ -122,9 +123,42 @@ def test_cli_resume_with_a_different_config_exits_with_the_list(tiny_model_dir, 
     other = tmp_path / "other.toml"
     other.write_text(dump_toml(_config(tiny_model_dir, toy, grpo={"temperature": 0.5})))
     proc = subprocess.run([sys.executable, "-m", "openenv_prime", "train", str(other), "--out", str(run_dir), "--resume",
-                           "--no-progress"], capture_output=True, text=True, timeout=120)
+                           "--no-progress"], capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert proc.returncode == 1
     assert "grpo.temperature: 1.0 -> 0.5" in proc.stderr and "--allow-config-change" in proc.stderr
+
+
+def test_resume_of_a_run_saved_under_the_old_curriculum_defaults_keeps_its_settings(tiny_model_dir, toy, tmp_path, capsys):
+    """A run saved when the curriculum's defaults were signal="headroom", within="cycle" (its config.toml says only
+    ``kwargs = {}``, its sampler state has no "within") resumes under the saved settings with a note, where the config
+    leaves them at default; a config that sets a conflicting one is refused before anything is written."""
+    import json
+
+    run_dir = tmp_path / "run"
+    curriculum = {"name": "curriculum", "kwargs": {}}
+    train(_config(tiny_model_dir, toy, sampler={**curriculum, "kwargs": {"signal": "headroom", "within": "cycle"}}),
+          run_dir, progress=False)
+    (run_dir / "config.toml").write_text(dump_toml(_config(tiny_model_dir, toy, sampler=curriculum)))  # as written then
+    [state_file] = (run_dir / "checkpoints").glob("*/state.json")
+    state = json.loads(state_file.read_text())
+    del state["sampler"]["config"]["within"]  # saved before the setting existed
+    state_file.write_text(json.dumps(state))
+    saved_log = (run_dir / "log.jsonl").read_text()
+
+    conflicting = _config(tiny_model_dir, toy, steps=2, sampler={**curriculum, "kwargs": {"signal": "frontier"}})
+    with pytest.raises(TrainingError) as err:
+        train(conflicting, run_dir, resume=True, allow_config_change=True, progress=False)
+    assert "sampler.kwargs.signal = 'frontier', but the sampler was saved with signal = 'headroom'" in str(err.value)
+    assert "start a new run with --out NEW_DIR" in str(err.value)
+    assert (run_dir / "log.jsonl").read_text() == saved_log and len(list((run_dir / "checkpoints").iterdir())) == 1
+
+    capsys.readouterr()
+    result = train(_config(tiny_model_dir, toy, steps=2, sampler=curriculum), run_dir, resume=True, progress=False)
+    notes = [line for line in capsys.readouterr().err.splitlines() if "the checkpoint's sampler was saved with" in line]
+    assert len(notes) == 2 and "signal = 'headroom'" in notes[0] + notes[1] and "within = 'cycle'" in notes[0] + notes[1]
+    assert result.state.step == 2
+    assert {k: result.state.sampler["config"][k] for k in ("signal", "within")} == {"signal": "headroom", "within": "cycle"}
+    assert [line["step"] for line in read_log(run_dir) if line["type"] == "step"] == [1, 2]
 
 
 # ---- Ctrl-C in the worker --------------------------------------------------------------------------------------
@@ -138,7 +172,7 @@ def test_ctrl_c_lets_the_running_mlx_job_finish_and_the_run_save(delay):
 
     def job(i: int) -> int:
         started.append(i)
-        time.sleep(0.05)
+        time.sleep(0.05)  # sleep-is-work: a job the signal lands in
         log.append(f"job {i}")
         return i
 
@@ -178,7 +212,7 @@ def test_a_second_ctrl_c_stops_at_once():
 
     def twice():
         os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.3)
+        until(lambda: mlx.interrupted, "the first SIGINT to be handled")  # two signals at once would be one
         os.kill(os.getpid(), signal.SIGINT)
 
     with pytest.raises(KeyboardInterrupt):
@@ -190,7 +224,7 @@ def test_ctrl_c_during_a_generation_drops_it_after_one_token(tiny_model_dir):
     import mlx.core as mx
     from mlx_lm import load
 
-    from openenv_prime.mlx_trainer.generation import generate
+    from openenv_prime.mlx_trainer.rollouts.generation import generate
 
     mx.random.seed(0)  # the same samples every run: no early EOS can end the generation before the signal
     model, tokenizer = load(str(tiny_model_dir))
@@ -201,7 +235,7 @@ def test_ctrl_c_during_a_generation_drops_it_after_one_token(tiny_model_dir):
     def stop() -> bool:
         if len(asked) == 3:
             os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(0.05)  # the handler runs on this (main) thread at the next bytecode
+            until(lambda: mlx.interrupted, "the SIGINT handler, on this (main) thread, to run")
         asked.append(mlx.stopping())
         return asked[-1]
 
@@ -231,8 +265,10 @@ def test_ctrl_c_never_surfaces_as_invalid_state_error():
     for _ in range(100):
         mlx = MainThreadMLX()
 
+        timer = threading.Timer(rng.uniform(0, 0.05), os.kill, (os.getpid(), signal.SIGINT))
+
         async def run() -> None:
-            threading.Timer(rng.uniform(0, 0.05), os.kill, (os.getpid(), signal.SIGINT)).start()
+            timer.start()
             for _ in range(10**6):
                 await mlx.run(sum, range(50))  # short jobs: the interrupt often lands around set_result
 
@@ -240,5 +276,5 @@ def test_ctrl_c_never_surfaces_as_invalid_state_error():
             mlx.drive(run())
         except BaseException as exc:
             outcomes[type(exc).__name__] += 1
-        time.sleep(0.06)  # the timer has fired before the next try
+        timer.join()  # its signal was sent before the next try
     assert outcomes == {"CancelledError": 100}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from openenv_prime.mlx_trainer.config import GRPOConfig, LoRAConfig, config_from_dict
-from openenv_prime.mlx_trainer.grpo import make_batch
+from openenv_prime.mlx_trainer.training.grpo import make_batch
 
 # prompts of different lengths (the completion span starts at the shortest), completions of different lengths
 SEQUENCES = [([5, 6, 7, 8], [10, 11, 2]), ([5, 6], [12, 2]), ([5, 6, 9], [13, 14, 15, 2]), ([7, 6, 5, 4, 3], [11, 2])]
@@ -18,7 +18,7 @@ def _model(path, lora: LoRAConfig | None = None, seed: int = 0):
     import mlx.core as mx
     from mlx_lm import load
 
-    from openenv_prime.mlx_trainer.lora import apply_lora
+    from openenv_prime.mlx_trainer.training.lora import apply_lora
 
     model, tok = load(str(path))
     mx.random.seed(seed)
@@ -49,7 +49,7 @@ def _tree_map_lora(model, fn):
 def test_completion_logprobs_match_the_full_forward_pass(tiny_model_dir):
     import mlx.core as mx
 
-    from openenv_prime.mlx_trainer.grpo import token_logprobs
+    from openenv_prime.mlx_trainer.training.grpo import token_logprobs
 
     model, _ = _model(tiny_model_dir)
     _perturb(model)
@@ -66,7 +66,7 @@ def test_single_on_policy_pass_has_the_two_pass_gradient(tiny_model_dir):
     import mlx.nn as nn
     from mlx.utils import tree_flatten
 
-    from openenv_prime.mlx_trainer.grpo import completion_logprobs, grpo_loss
+    from openenv_prime.mlx_trainer.training.grpo import completion_logprobs, grpo_loss
 
     model, _ = _model(tiny_model_dir)
     _perturb(model)
@@ -87,7 +87,7 @@ def test_gradient_accumulation_gives_the_unsplit_update(tiny_model_dir, loss):
     import mlx.core as mx
     import mlx.optimizers as optim
 
-    from openenv_prime.mlx_trainer.grpo import train_on_batch
+    from openenv_prime.mlx_trainer.training.grpo import train_on_batch
 
     results = []
     for parts in (1, 3):
@@ -108,7 +108,7 @@ def test_loss_variants_differ_where_they_should(tiny_model_dir):
     import mlx.nn as nn
     from mlx.utils import tree_flatten
 
-    from openenv_prime.mlx_trainer.grpo import grpo_loss
+    from openenv_prime.mlx_trainer.training.grpo import grpo_loss
 
     model, _ = _model(tiny_model_dir)
     _perturb(model)
@@ -130,7 +130,7 @@ def test_clip_high_lets_a_raised_ratio_keep_its_gradient(tiny_model_dir):
     import mlx.nn as nn
     from mlx.utils import tree_flatten
 
-    from openenv_prime.mlx_trainer.grpo import completion_logprobs, grpo_loss
+    from openenv_prime.mlx_trainer.training.grpo import completion_logprobs, grpo_loss
 
     model, _ = _model(tiny_model_dir)
     _perturb(model)
@@ -147,7 +147,7 @@ def test_clip_high_lets_a_raised_ratio_keep_its_gradient(tiny_model_dir):
 
 
 def test_dr_grpo_advantages_are_not_divided_by_the_std():
-    from openenv_prime.mlx_trainer.grpo import group_advantages
+    from openenv_prime.mlx_trainer.training.grpo import group_advantages
 
     assert group_advantages([1.0, 0.0, 0.0, 0.0], scale=False) == [0.75, -0.25, -0.25, -0.25]
     assert group_advantages([1.0, 1.0], scale=False) is None
@@ -157,7 +157,7 @@ def test_dr_grpo_advantages_are_not_divided_by_the_std():
 def test_learning_rate_warms_up_then_follows_the_schedule(schedule):
     import mlx.core as mx
 
-    from openenv_prime.mlx_trainer.grpo import make_optimizer
+    from openenv_prime.mlx_trainer.training.grpo import make_optimizer
 
     cfg = GRPOConfig(learning_rate=1e-3, lr_schedule=schedule, warmup_steps=3, min_lr_ratio=0.1)
     opt = make_optimizer(cfg, steps=10)
@@ -179,8 +179,8 @@ def test_dora_layers_train_and_switch_off_to_the_base(tiny_model_dir):
     import mlx.core as mx
     import mlx.optimizers as optim
 
-    from openenv_prime.mlx_trainer.grpo import token_logprobs, train_on_batch
-    from openenv_prime.mlx_trainer.lora import lora_disabled, lora_modules
+    from openenv_prime.mlx_trainer.training.grpo import token_logprobs, train_on_batch
+    from openenv_prime.mlx_trainer.training.lora import lora_disabled, lora_modules
 
     model, _ = _model(tiny_model_dir, LoRAConfig(rank=4, scale=20.0, layers=-1, dora=True))
     assert lora_modules(model) and all(type(m).__name__ == "DoRALinear" for m in lora_modules(model))
@@ -204,10 +204,10 @@ def test_quantized_base_trains_lora_only(tiny_model_dir, bits):
     import mlx.optimizers as optim
     from mlx.utils import tree_flatten
 
-    from openenv_prime.mlx_trainer.generation import generate, render_prompt
-    from openenv_prime.mlx_trainer.grpo import train_on_batch
-    from openenv_prime.mlx_trainer.lora import apply_lora
-    from openenv_prime.mlx_trainer.models import load_base, quantization_of
+    from openenv_prime.mlx_trainer.model.sources import load_base, quantization_of
+    from openenv_prime.mlx_trainer.rollouts.generation import generate, render_prompt
+    from openenv_prime.mlx_trainer.training.grpo import train_on_batch
+    from openenv_prime.mlx_trainer.training.lora import apply_lora
 
     model, tok = load_base(str(tiny_model_dir), bits, 32)
     assert quantization_of(model) == {"group_size": 32, "bits": bits}
@@ -225,7 +225,7 @@ def test_quantized_base_trains_lora_only(tiny_model_dir, bits):
 def test_repeated_prompts_share_one_prefill_and_generate_what_batch_generate_does(tiny_model_dir):
     from mlx_lm import batch_generate
 
-    from openenv_prime.mlx_trainer.generation import generate, render_prompt, shared_prefixes
+    from openenv_prime.mlx_trainer.rollouts.generation import generate, render_prompt, shared_prefixes
 
     model, tok = _model(tiny_model_dir)
     _perturb(model)

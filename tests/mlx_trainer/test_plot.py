@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openenv_prime.mlx_trainer.plot import build_figure, load_run, plot_runs
+from openenv_prime.mlx_trainer.report import build_figure, load_run, plot_runs
 
 FAMILIES = ("0", "1", "2", "3", "4")
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from openenv_prime.mlx_trainer.metrics import sampler_log_metrics
+from openenv_prime.mlx_trainer.report.metrics import sampler_log_metrics
 from openenv_prime.samplers import CurriculumSampler, Task
 from openenv_prime.client.rewards import aggregate, episode_reward
 

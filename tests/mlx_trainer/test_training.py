@@ -11,21 +11,22 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from trainer_helpers import SMALL_VOCAB, RecordingSampler, format_sft_model, read_log, toy_server
 
+from tests.support.waiting import HANG_GUARD_S, until
+
 from openenv_prime.mlx_trainer.config import config_from_dict, dump_toml
-from openenv_prime.mlx_trainer.loop import TrainingError, train
+from openenv_prime.mlx_trainer.training.loop import TrainingError, train
 
 
 @pytest.fixture(scope="module")
 def sft_model(tmp_path_factory):
     """A tiny small-vocabulary model after 30 format-SFT steps (random digit + EOS after "say 7:")."""
-    from openenv_prime.mlx_trainer.models import build_tiny_model
+    from openenv_prime.mlx_trainer.model.sources import build_tiny_model
 
     root = tmp_path_factory.mktemp("trainer-models")
     base = build_tiny_model(root / "base", vocab=SMALL_VOCAB, seed=0)
@@ -67,7 +68,7 @@ def recorder(holder: list):
 def adapters(run_dir: Path):
     import mlx.core as mx
 
-    from openenv_prime.mlx_trainer.checkpoint import latest_checkpoint
+    from openenv_prime.mlx_trainer.training.checkpoint import latest_checkpoint
 
     return mx.load(str(latest_checkpoint(run_dir) / "adapters.safetensors"))
 
@@ -177,11 +178,8 @@ def test_sigkill_then_resume_loses_at_most_the_step_in_progress(reference_run, s
     env = dict(os.environ)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     try:
-        deadline = time.monotonic() + 180
-        while not (run_dir / "checkpoints" / "step_000002" / "state.json").exists():
-            assert proc.poll() is None, proc.stdout.read().decode()[-3000:]
-            assert time.monotonic() < deadline, "no checkpoint of step 2 within 180 s"
-            time.sleep(0.01)
+        until((run_dir / "checkpoints" / "step_000002" / "state.json").exists, "a checkpoint of step 2", process=proc,
+              interval=0.01)
         proc.send_signal(signal.SIGKILL)
         assert proc.wait(timeout=30) == -signal.SIGKILL
     finally:
@@ -223,16 +221,14 @@ def test_server_dying_mid_run_gives_clear_error_and_a_checkpoint_to_resume_from(
 
 def test_ctrl_c_saves_the_last_completed_step_closes_sockets_and_resumes_exactly(reference_run, sft_model, tmp_path):
     from openenv_prime.client import EpisodeSession
-    from openenv_prime.mlx_trainer.checkpoint import latest_checkpoint
-    from openenv_prime.mlx_trainer.loop import TrainingInterrupted
+    from openenv_prime.mlx_trainer.training.checkpoint import latest_checkpoint
+    from openenv_prime.mlx_trainer.training.loop import TrainingInterrupted
 
     ref_dir, ref_rec, _ = reference_run
     run_dir = tmp_path / "run"
     with toy_server("0", max_sessions=16) as (url, _):  # exactly the 4 x 4 sockets the trainer opens
         def interrupt_once_step_2_is_saved():
-            deadline = time.monotonic() + 120
-            while not (run_dir / "checkpoints" / "step_000002" / "state.json").exists() and time.monotonic() < deadline:
-                time.sleep(0.001)
+            until((run_dir / "checkpoints" / "step_000002" / "state.json").exists, "a checkpoint of step 2", interval=0.001)
             os.kill(os.getpid(), signal.SIGINT)
 
         def wrap(sampler):
@@ -264,7 +260,7 @@ def test_ctrl_c_saves_the_last_completed_step_closes_sockets_and_resumes_exactly
 
 
 def test_ctrl_c_on_the_cli_exits_with_a_clear_message(sft_model, server, tmp_path):
-    from openenv_prime.mlx_trainer.checkpoint import latest_checkpoint
+    from openenv_prime.mlx_trainer.training.checkpoint import latest_checkpoint
 
     cfg_path = tmp_path / "config.toml"
     cfg_path.write_text(dump_toml(make_config(sft_model, server, steps=50)))
@@ -272,12 +268,10 @@ def test_ctrl_c_on_the_cli_exits_with_a_clear_message(sft_model, server, tmp_pat
     cmd = [sys.executable, "-m", "openenv_prime", "train", str(cfg_path), "--out", str(run_dir), "--no-progress"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 180
-        while not (run_dir / "checkpoints" / "step_000001" / "state.json").exists():
-            assert proc.poll() is None and time.monotonic() < deadline, "no checkpoint of step 1 within 180 s"
-            time.sleep(0.01)
+        until((run_dir / "checkpoints" / "step_000001" / "state.json").exists, "a checkpoint of step 1", process=proc,
+              interval=0.01)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
+        out, err = proc.communicate(timeout=HANG_GUARD_S)
     finally:
         if proc.poll() is None:
             proc.kill()

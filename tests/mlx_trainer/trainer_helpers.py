@@ -9,18 +9,18 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Iterator
 
-import httpx
+from tests.support.processes import answers
+from tests.support.waiting import until
 
 TOY_ENV = Path(__file__).with_name("toy_env.py")
 SMALL_VOCAB = "0123456789 :sayrepd"
 
 
 @contextlib.contextmanager
-def toy_server(levels: str = "0", max_sessions: int = 256, timeout: float = 60.0,
+def toy_server(levels: str = "0", max_sessions: int = 256,
                task_api: bool = True) -> Iterator[tuple[str, subprocess.Popen]]:
     """Serve the toy environment; yields (base URL, process) and always stops it."""
     with tempfile.TemporaryFile() as log:
@@ -33,16 +33,7 @@ def toy_server(levels: str = "0", max_sessions: int = 256, timeout: float = 60.0
                 log.seek(0)
                 raise RuntimeError(f"toy server did not start: {line!r} {log.read().decode()[-2000:]}")
             url = line.split()[-1]
-            deadline = time.monotonic() + timeout
-            while True:
-                try:
-                    if httpx.get(url + "/health", timeout=2.0).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("toy server did not become healthy")
-                time.sleep(0.1)
+            until(lambda: answers(url + "/health"), "the toy server to answer /health", process=proc, interval=0.1)
             yield url, proc
         finally:
             proc.kill()
@@ -58,8 +49,8 @@ def format_sft_model(base_dir: Path, out_dir: Path, questions: list[str], steps:
     from mlx.utils import tree_flatten
     from mlx_lm import load
 
-    from openenv_prime.mlx_trainer.generation import render_prompt
-    from openenv_prime.mlx_trainer.grpo import make_batch
+    from openenv_prime.mlx_trainer.rollouts.generation import render_prompt
+    from openenv_prime.mlx_trainer.training.grpo import make_batch
 
     rng = random.Random(seed)
     mx.random.seed(seed)

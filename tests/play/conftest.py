@@ -30,7 +30,7 @@ def _serve(script: str, version: str, tmp_path_factory, *args: str):
     url = f"http://127.0.0.1:{port}"
     log = tmp_path_factory.mktemp(script.split("_")[0]) / "server.log"
     argv = [_python(version), str(HERE / script), str(port), "16", *args]
-    return url, serving(argv, f"{url}/health", log, timeout=120)
+    return url, serving(argv, f"{url}/health", log)
 
 
 @pytest.fixture(scope="session")

@@ -49,7 +49,7 @@ def gold_serving(kind: str, log_dir: Path) -> Iterator[str]:
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    with serving([sys.executable, __file__, str(port), "16", kind], f"{url}/health", log_dir / "server.log", timeout=120):
+    with serving([sys.executable, __file__, str(port), "16", kind], f"{url}/health", log_dir / "server.log"):
         yield url
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import json
 
 from openenv_prime.client import observation_to_text, reply_to_action
+from openenv_prime.client.episode_rules import DEFAULT_RULES
+from openenv_prime.evaluation.result import TaskResult
 from openenv_prime.client.render import EpisodeProtocol
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "compat_players.py"
@@ -88,11 +90,17 @@ def test_textarena_player_searches_by_the_hints():
 
 def test_wildfire_and_openspiel_players_answer_json_objects_with_legal_values():
     grid = [1] * 16
-    grid[6] = 2
-    text = observation_to_text({"grid": grid, "width": 4, "height": 4, "remaining_water": 3})
+    grid[6] = 2  # row 1, column 2: x = 2, y = 1 (wildfire's index is y * width + x)
+    text = observation_to_text({"grid": grid, "width": 4, "height": 4, "remaining_water": 3, "remaining_breaks": 0})
+    assert text.startswith("grid (4 rows x 4 columns")  # the player reads the text grid the model is shown
     assert json.loads(compat.wildfire_player(request([text]))) == {"action": "water", "x": 2, "y": 1}
-    dry = observation_to_text({"grid": grid, "width": 4, "height": 4, "remaining_water": 0})
+    dry = observation_to_text({"grid": grid, "width": 4, "height": 4, "remaining_water": 0, "remaining_breaks": 0})
     assert json.loads(compat.wildfire_player(request([dry]))) == {"action": "wait"}
+    for reply in (compat.wildfire_player(request([text])), compat.wildfire_player(request([dry])), "wait"):
+        assert compat.wildfire_check(request([text]), reply) is None
+    for reply, why in [('{"action": "water"}', "without the cell's x and y"), ('{"action": "water", "x": 4, "y": 0}', "off the 4x4 grid"),
+                       ('{"action": "break", "x": 0, "y": 0}', "none left"), ('{"action": "..."}', "none of break, water, wait")]:
+        assert why in compat.wildfire_check(request([text]), reply)
     legal = observation_to_text({"info_state": [0.0] * 4, "legal_actions": [4, 7]})
     assert json.loads(compat.openspiel_player(request([legal]))) == {"action_id": 4}
 
@@ -144,8 +152,11 @@ def test_the_reader_reads_a_stated_range_in_the_prompts_own_format_and_otherwise
     assert reading.values[:2] == ["[1]", "[2]"] and len(reading.values) == 20 and reading.reply == "[1]"
     nothing = compat.read_prompt(_prompt(FREE_SCHEMA, ["What is the capital of France?"]))
     assert (nothing.values, nothing.pick, nothing.reply) == ([], None, "I do not know")
-    unstated = compat.read_prompt(_prompt(OBJECT_SCHEMA, ["info_state: [0.0]"]))
-    assert unstated.pick is None and json.loads(unstated.reply) == {"action_id": 0}  # the prompt's own example
+    unstated = compat.read_prompt(_prompt(OBJECT_SCHEMA, ["info_state: [0.0]"]))  # "a JSON value (integer)", no values
+    assert (unstated.values, unstated.pick, unstated.reply) == ([], None, "I do not know")
+    pair = {"properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["a", "b"], "type": "object"}
+    example = compat.read_prompt(_prompt(pair, ["Go."]))
+    assert example.pick is None and json.loads(example.reply) == {"a": 0, "b": "..."}  # the prompt's own example
 
 
 def _runner():
@@ -169,11 +180,27 @@ def test_the_matrix_says_whether_a_prompt_states_the_legal_values_and_counts_the
     unstated = _prompt(OBJECT_SCHEMA, ["info_state: [0.0]"])
     listed = _prompt(ENUM_SCHEMA, ["x: 0\ny: 0"])
     replies = asyncio.run(policy.complete([unstated["messages"], listed["messages"]]))
-    assert replies == ['{"action_id": 0}', "UP"]
-    assert policy.off_legal == 2 and policy.shown == ["no", "no, 4 not legal"]  # neither pick is break/water/wait
+    assert replies == ["I do not know", "UP"]
+    assert policy.illegal == 2 and policy.shown == ["no", "no, 4 not legal"]  # neither pick is break/water/wait
+    assert len(policy.notes) == 2 and "'UP' is none of the legal values" in policy.notes[1]
     assert policy.first_prompt_chars == [sum(len(m["content"]) for m in p["messages"]) for p in (unstated, listed)]
+    # a counted reply the eval refused (its feedback follows) is the eval's invalid action, taken off this count
+    refused = [*listed["messages"], {"role": "assistant", "content": "UP"},
+               {"role": "user", "content": DEFAULT_RULES.feedback_text("'UP' is not an action")}]
+    asyncio.run(policy.complete([refused]))
+    assert policy.illegal == 2 and len(policy.notes) == 2  # UP off, the reply to the feedback (UP again) on
+    # textarena's way: two episodes alike, each ending on a repeated guess the environment flags (no feedback follows)
+    rules = "Guess the number between 1 and 20. For example, [5]."
+    history = json.dumps({"content": f"{rules}\n[Player] [1]\n[GAME] The target number is higher."})
+    guesses = runner.ScriptedPolicy(compat.guess_the_number_player, compat.guess_the_number_legal, reader=True)
+    turn_two = [[{"role": "user", "content": rules}, {"role": "assistant", "content": "[1]"}, {"role": "user", "content": history}]] * 2
+    assert asyncio.run(guesses.complete(turn_two)) == ["[1]", "[1]"] and guesses.illegal == 2  # [1] was guessed
+    ended = TaskResult(key="guess-0", family="0", split="test", index=0, reward=0.6, success=False, reply="[1]",
+                          steps=2, done=True, invalid_actions=1, stop="invalid_action")
+    guesses.settle([ended, ended.model_copy(update={"key": "guess-1", "index": 1}), ended.model_copy(update={"stop": "done"})])
+    assert guesses.illegal == 0 and guesses.notes == []  # the eval counted both
     legal = runner.ScriptedPolicy(compat.grid_world_player, compat.constant(["UP", "DOWN", "LEFT", "RIGHT"]))
-    assert asyncio.run(legal.complete([listed["messages"]])) == ["DOWN"] and legal.shown == ["yes"] and legal.off_legal == 0
+    assert asyncio.run(legal.complete([listed["messages"]])) == ["DOWN"] and legal.shown == ["yes"] and legal.illegal == 0
 
 
 def test_the_matrix_imports_nothing_from_tests_and_serves_through_launch():
@@ -188,10 +215,20 @@ def test_the_matrix_imports_nothing_from_tests_and_serves_through_launch():
     assert "openenv_prime.envs.launch" in imported
 
 
-def test_the_reader_takes_allowed_values_stated_as_a_line_of_the_reply_format():
-    system = 'Reply with only a JSON object for the action, with these fields:\n- "action" (string, required): allowed values: break, water, wait\nFor example: {"action": "..."}'
-    reading = compat.read_prompt(request(["grid: [1, 2]"], system))
-    assert reading.values == ["break", "water", "wait"] and json.loads(reading.reply) == {"action": "break"}
-    bare = compat.read_prompt(request(["Snake."], "Reply with only a JSON value (integer).\nAllowed values: 0, 1, 2"))
-    assert bare.values == ["0", "1", "2"] and bare.reply == "0"  # typed as the reply format says
+def test_the_reader_takes_the_values_a_docstring_states_from_the_prompts_the_client_writes():
+    from tests.play.lookalike_envs import FireAction, SnakeAction  # wildfire's and snake's docstrings, in their shape
+
+    fire_schema = FireAction.model_json_schema()
+    fire = _prompt(fire_schema, [observation_to_text({"grid": [1] * 16, "width": 4, "height": 4})])
+    assert '"action" (string, one of "break", "water", "wait"' in compat.system_text(fire)  # the format the reader reads
+    reading = compat.read_prompt(fire)
+    assert reading.values == ["break", "water", "wait"] and reading.pick == "break"
+    assert reply_to_action(reading.reply, fire_schema)["action"] == "break"
+    snake_schema = SnakeAction.model_json_schema()  # two cases, [0, 1, 2] and [0, 1, 2, 3, 4]: every case allows 0-2
+    snake = compat.read_prompt(_prompt(snake_schema, [observation_to_text({"grid": [[0] * 4] * 4})]))
+    assert snake.values == ["0", "1", "2"] and snake.reply == "0"  # typed as the reply format says (a JSON integer)
+    assert reply_to_action(snake.reply, snake_schema)["action"] == 0
+    bounded = {"properties": {"column": {"type": "integer", "minimum": 0, "maximum": 6}}, "required": ["column"], "type": "object"}
+    column = compat.read_prompt(_prompt(bounded, ["Drop a disc."]))
+    assert column.values == list(range(7)) and reply_to_action(column.reply, bounded) == {"column": 0}
     assert compat.read_prompt(request(["legal_players: [0]"], "Reply with anything.")).values == []  # players, not moves

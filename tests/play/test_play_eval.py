@@ -15,6 +15,7 @@ from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
 from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
 from tests.play.players import grid_rule, mcp_rule, user_texts
 from tests.support.scripted_openai import ScriptedOpenAIServer
+from tests.support.waiting import HANG_GUARD_S
 
 ROOT = Path(__file__).resolve().parents[2]
 GRID_TIERS = {"grid-a": 1, "grid-b": 1, "grid-c": 2, "grid-d": 2, "grid-e": 3, "grid-f": 3}
@@ -23,7 +24,7 @@ GRID_TIERS = {"grid-a": 1, "grid-b": 1, "grid-c": 2, "grid-d": 2, "grid-e": 3, "
 def _eval_cli(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, COLUMNS="120", PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "openenv_prime", "eval", *args], capture_output=True, text=True,
-                          timeout=240, env=env, cwd=ROOT)
+                          timeout=HANG_GUARD_S, env=env, cwd=ROOT)
 
 
 def test_eval_walks_the_grid_world_after_a_blunder(grid_server):

@@ -15,6 +15,7 @@ from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
 from tests.play.gold_server import GOLD, TASKS, gold_in
 from tests.play.players import gold_rule, prompt_texts, user_texts
 from tests.support.scripted_openai import ScriptedOpenAIServer
+from tests.support.waiting import HANG_GUARD_S
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,7 +52,7 @@ def test_a_template_that_names_a_gold_field_is_refused_before_the_eval(play_serv
     run = subprocess.run([sys.executable, "-m", "openenv_prime", "eval", "--base-url", url, "--model", "m",
                           "--model-base-url", "http://127.0.0.1:9/v1", "--observation-template",
                           "{question} (hint: {task_spec[answer]})", "--out", str(tmp_path / "r.json")],
-                         capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
+                         capture_output=True, text=True, timeout=HANG_GUARD_S, env=env, cwd=ROOT)
     assert run.returncode == 2
     assert "names 'answer', a field that may hold the answer" in run.stderr and "--hidden-fields" in run.stderr
     assert not (tmp_path / "r.json").exists()

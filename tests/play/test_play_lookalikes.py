@@ -17,6 +17,7 @@ from openenv_prime.client.observations import DEFAULT_BUDGET
 from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
 from tests.play.players import catch_rule, fire_rule, guess_rule, snake_rule, system_text, user_texts
 from tests.support.scripted_openai import ScriptedOpenAIServer
+from tests.support.waiting import HANG_GUARD_S
 
 ROOT = Path(__file__).resolve().parents[2]
 CATCH_TEMPLATE = "Legal actions: {legal_actions}\n{info_state:grid=5}"
@@ -94,7 +95,7 @@ def test_the_eval_cli_takes_the_prompt_settings(play_servers, tmp_path):
              "--model-base-url", model_url, "--family-field", "level", "--per-family", "1", "--out", str(out),
              "--observation-template", r"Score {episode_score}.\n{grid:grid}", "--observation-budget", "300",
              "--hidden-fields", "answer"],
-            capture_output=True, text=True, timeout=240, env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT,
+            capture_output=True, text=True, timeout=HANG_GUARD_S, env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT,
         )
     assert run.returncode == 0, run.stderr
     config = json.loads(out.read_text())["config"]

@@ -38,7 +38,7 @@ def rules_server(tmp_path_factory):
 @pytest.fixture(scope="module")
 def printable_model_dir(tmp_path_factory):
     """A tiny model whose character tokenizer knows every printable character, so transcripts decode exactly."""
-    from openenv_prime.mlx_trainer.models import build_tiny_model
+    from openenv_prime.mlx_trainer.model.sources import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("models") / "printable", vocab=string.printable)
 
@@ -101,8 +101,8 @@ def via_trainer(url: str, mode: str, clip, model_dir: Path, run: int) -> tuple[d
 
     from openenv_prime.client import TaskAPIClient, load_sampler_tasks
     from openenv_prime.client.episode_rules import EpisodeRules
-    from openenv_prime.mlx_trainer.generation import Completion
-    from openenv_prime.mlx_trainer.rollouts import EpisodeRunner, Renderer
+    from openenv_prime.mlx_trainer.rollouts.generation import Completion
+    from openenv_prime.mlx_trainer.rollouts.runner import EpisodeRunner, Renderer
     from openenv_prime.mlx_trainer.worker import MainThreadMLX
 
     model, tokenizer = load(str(model_dir))
@@ -126,7 +126,7 @@ def via_trainer(url: str, mode: str, clip, model_dir: Path, run: int) -> tuple[d
                                temperature=0.0, rules=EpisodeRules(reward_mode=mode, reward_clip=clip, **RULES),
                                generator=scripted)
         try:
-            return await runner.run_groups(tasks, 1, step=run)
+            return (await runner.play(tasks, 1, step=run)).groups
         finally:
             await runner.close()
 

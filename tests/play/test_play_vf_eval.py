@@ -13,6 +13,7 @@ import pytest
 
 from tests.play.players import grid_rule, mcp_rule, user_texts
 from tests.support.scripted_openai import ScriptedOpenAIServer
+from tests.support.waiting import HANG_GUARD_S
 
 VF_EVAL = Path(sys.executable).with_name("vf-eval")
 GRID_TIERS = {"grid-a": 1, "grid-b": 1, "grid-c": 2, "grid-d": 2, "grid-e": 3, "grid-f": 3}
@@ -24,7 +25,7 @@ def _vf_eval(openenv_url: str, model_url: str, out: Path, *extra: str) -> list[d
         "-o", str(out), "--run.name", "run", "--env.taskset.base-url", openenv_url, "-c", "8", *extra,
     ]
     env = {**os.environ, "PRIME_API_KEY": "", "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(command, capture_output=True, text=True, timeout=240, env=env, cwd=out.parent)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=HANG_GUARD_S, env=env, cwd=out.parent)
     assert done.returncode == 0, done.stderr[-3000:]
     return [json.loads(line) for line in (out / "run" / "traces.jsonl").read_text().splitlines()]
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.waiting import HANG_GUARD_S
+
 ROOT = Path(__file__).resolve().parents[2]
 CHECK = ROOT / "patches" / "check"
 
@@ -26,7 +28,7 @@ def fake_checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def run_check(checkout: Path, *more: Path, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        ["bash", str(CHECK), str(checkout), *map(str, more)], capture_output=True, text=True, timeout=120,
+        ["bash", str(CHECK), str(checkout), *map(str, more)], capture_output=True, text=True, timeout=HANG_GUARD_S,
         env={**os.environ, **env},
     )
 

@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from tests.support.waiting import HANG_GUARD_S
+
 
 def test_core_imports_without_loading_prime_rl() -> None:
     code = (
@@ -15,7 +17,7 @@ def test_core_imports_without_loading_prime_rl() -> None:
         "import openenv_prime.prime_rl_adapter.cli; "
         "print('prime_rl' in sys.modules, 'verifiers' in sys.modules)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_GUARD_S, check=True)
     assert out.stdout.split() == ["False", "False"]
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+
+from tests.support.waiting import until
 
 
 def free_port() -> int:
@@ -19,24 +20,18 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serving(argv: list[str], ready_url: str, log_path: Path, *, timeout: float, env: dict | None = None) -> Iterator[subprocess.Popen]:
+def serving(argv: list[str], ready_url: str, log_path: Path, *, env: dict | None = None) -> Iterator[subprocess.Popen]:
     """Start ``argv``, wait until ``GET ready_url`` answers 200, yield the process, then stop it.
 
     Output goes to ``log_path``, not a pipe (a full pipe would block the server); its tail is in the error
-    when the server exits or stays silent past ``timeout``."""
+    when the server exits first, or stays silent past the hang guard."""
     with log_path.open("w") as log:
         process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:
-            deadline = time.monotonic() + timeout
-            while True:
-                try:
-                    if httpx.get(ready_url, timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"{argv[:3]} did not come up at {ready_url}: {log_path.read_text()[-2000:]}")
-                time.sleep(0.3)
+            try:
+                until(lambda: answers(ready_url), f"{argv[:3]} to answer at {ready_url}", process=process, interval=0.3)
+            except AssertionError as exc:
+                raise RuntimeError(f"{exc}: {log_path.read_text()[-2000:]}") from None
             yield process
         finally:
             process.terminate()
@@ -45,3 +40,11 @@ def serving(argv: list[str], ready_url: str, log_path: Path, *, timeout: float, 
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=20)
+
+
+def answers(url: str) -> bool:
+    """Whether ``GET url`` answers 200 now."""
+    try:
+        return httpx.get(url, timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False

@@ -62,5 +62,5 @@ def rules_server(log_path: Path, max_sessions: int = 32) -> Iterator[str]:
     """Serve `rules_server.py` (openenv 0.4.1, this interpreter) on a free port; yields its base URL."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    with serving([sys.executable, str(SERVER), str(port), str(max_sessions)], f"{url}/health", log_path, timeout=120):
+    with serving([sys.executable, str(SERVER), str(port), str(max_sessions)], f"{url}/health", log_path):
         yield url

@@ -167,7 +167,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(503, {"error": {"message": "scripted: busy, retry", "type": "server_busy"}})
             return
         if self.scripted.delay:
-            time.sleep(self.scripted.delay)
+            time.sleep(self.scripted.delay)  # sleep-is-work: a model that takes this long per completion
         replies = [self.scripted.rule(request) for _ in range(int(request.get("n") or 1))]
         prompt_tokens = sum(_token_count(str(m.get("content") or "")) for m in request["messages"])
         usage = {

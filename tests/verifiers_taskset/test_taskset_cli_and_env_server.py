@@ -18,6 +18,7 @@ from verifiers.v1.serve.server import EnvServer
 from verifiers.v1.utils.loaders import resolve_env_config
 
 from openenv_prime.verifiers_taskset.generations import eval_command
+from tests.support.waiting import HANG_GUARD_S
 from tests.verifiers_taskset.conftest import CORRECT_TIERS
 from tests.verifiers_taskset.helpers import MODEL
 
@@ -31,7 +32,7 @@ def vf_eval(
         str(Path(sys.executable).with_name(program)), *args, "--no-rich", "--env.taskset.base-url", openenv_url, *extra,
     ]
     env = {**os.environ, "PRIME_API_KEY": "", "HF_HUB_OFFLINE": "1"}
-    return subprocess.run(command, capture_output=True, text=True, timeout=240, env=env, cwd=out.parent)
+    return subprocess.run(command, capture_output=True, text=True, timeout=HANG_GUARD_S, env=env, cwd=out.parent)
 
 
 def read_traces(out: Path) -> list[dict]:
@@ -73,7 +74,7 @@ def test_env_server_runs_dispatched_tasks(chain_sum_server, chain_sum_tasks, scr
         serving = asyncio.create_task(server.run())
         client = EnvClient(server.address)
         try:
-            await client.wait_for_server_startup(timeout=60)
+            await client.wait_for_server_startup(timeout=HANG_GUARD_S)
             model = vf.EvalClientConfig(base_url=scripted_model.url, api_key_var="OPENENV_PRIME_TEST_KEY")
             return await asyncio.gather(*(
                 client.run(model, MODEL, vf.SamplingConfig(), task.data.model_dump(mode="json"))
@@ -84,7 +85,7 @@ def test_env_server_runs_dispatched_tasks(chain_sum_server, chain_sum_tasks, scr
             serving.cancel()
             await asyncio.gather(serving, return_exceptions=True)
 
-    episodes = asyncio.run(asyncio.wait_for(dispatch(), timeout=120))
+    episodes = asyncio.run(asyncio.wait_for(dispatch(), timeout=HANG_GUARD_S))
     assert [e.task.key for e in episodes] == [t.key for t in tasks]
     assert [e.traces[0].reward for e in episodes] == [1.0, 0.0]
     assert all(e.ok and e.traces[0].stop_condition == "openenv_done" for e in episodes)

@@ -16,6 +16,7 @@ from openenv_prime.verifiers_taskset import (
     OpenEnvTaskset,
     OpenEnvTasksetConfig,
 )
+from tests.support.waiting import HANG_GUARD_S
 
 
 def _load(base_url: str, **fields) -> list:
@@ -104,7 +105,7 @@ def test_verifiers_discovers_taskset_env_and_harness():
 
 def test_samplers_import_without_verifiers():
     code = "import sys, openenv_prime.samplers; assert 'verifiers' not in sys.modules, 'verifiers imported'"
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=HANG_GUARD_S)
 
 
 def test_unknown_environment_name_is_refused(chain_sum_server):

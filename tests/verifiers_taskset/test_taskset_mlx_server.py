@@ -19,7 +19,7 @@ pytest.importorskip("mlx_lm", reason="mlx_lm is not installed here (the mlx extr
 
 @pytest.fixture
 def mlx_server(tmp_path):
-    from openenv_prime.mlx_trainer.models import build_tiny_model
+    from openenv_prime.mlx_trainer.model.sources import build_tiny_model
 
     model = build_tiny_model(tmp_path / "tiny")
     port = free_port()
@@ -27,7 +27,7 @@ def mlx_server(tmp_path):
     argv = [sys.executable, "-m", "mlx_lm", "server", "--model", str(model), "--port", str(port),
             "--max-tokens", "6", "--temp", "0.0"]
     url = f"http://127.0.0.1:{port}/v1"
-    with serving(argv, f"{url}/models", tmp_path / "mlx_server.log", timeout=120, env=env):
+    with serving(argv, f"{url}/models", tmp_path / "mlx_server.log", env=env):
         yield url
 
 

@@ -24,7 +24,7 @@ def guess_server(tmp_path_factory):
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log_path = tmp_path_factory.mktemp("guess") / "server.log"
-    with serving([sys.executable, str(SERVER), str(port), "16"], f"{url}/health", log_path, timeout=90):
+    with serving([sys.executable, str(SERVER), str(port), "16"], f"{url}/health", log_path):
         yield url
 
 

@@ -4,7 +4,7 @@ The episodes themselves (reset with the task's arguments, the reply stepped as t
 back and counted, the limits, the reward, the replay of a dropped socket) are :mod:`openenv_prime.client.episode`,
 under the same :class:`~openenv_prime.client.episode_rules.EpisodeRules` as the eval and the verifiers taskset.
 What the trainer adds is how replies are made and kept: every round of a wave is one MLX generation batch over its
-open episodes, and each episode's turns are one token sequence (:mod:`~openenv_prime.mlx_trainer.chat_tokens`): the
+open episodes, and each episode's turns are one token sequence (:mod:`~openenv_prime.mlx_trainer.rollouts.chat_tokens`): the
 sampled tokens are kept as generated, never re-tokenized, and a mask marks them for the loss.
 Episodes run in waves of at most ``max_sessions`` sockets (fewer when the server admits fewer), kept open from step
 to step (a reset starts the next episode on the same socket). A step's first wave can be reset ahead of time
@@ -14,6 +14,7 @@ trips are otherwise a large share of a step.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -25,8 +26,8 @@ from openenv_prime.client.episode_rules import EpisodeRules
 from openenv_prime.client.prompting import PromptSettings
 from openenv_prime.client.render import EpisodeProtocol
 from openenv_prime.client.session_pool import SessionPool
-from openenv_prime.mlx_trainer.chat_tokens import ChatTokens, TokenTranscript
-from openenv_prime.mlx_trainer.generation import Completion, generate
+from openenv_prime.mlx_trainer.rollouts.chat_tokens import ChatTokens, TokenTranscript
+from openenv_prime.mlx_trainer.rollouts.generation import Completion, generate
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
 from openenv_prime.samplers.task import Task
 
@@ -49,8 +50,18 @@ class Rollout:
 
 @dataclass
 class RolloutTimes:
+    """Seconds one step's play spent generating and waiting on the environment."""
+
     generation: float = 0.0
     environment: float = 0.0
+
+
+@dataclass(frozen=True)
+class PlayedGroups:
+    """A step's groups, one per task in the order of the tasks, and the seconds their play took."""
+
+    groups: list[list[Rollout]]
+    times: RolloutTimes
 
 
 class Renderer:
@@ -112,7 +123,6 @@ class EpisodeRunner:
     timeout: float = 30.0
     # What plays a task: (split, index) on a Task API server, a task list line's `reset` arguments otherwise.
     reset_kwargs: Callable[[Task], dict[str, Any]] = lambda task: {"split": task.split, "index": task.index}  # noqa: E731
-    times: RolloutTimes = field(default_factory=RolloutTimes)
     # How a round's replies are made: None = mlx generation over the transcripts' tokens (`generate`, looked up
     # when called, so a test can record it); a test may script it instead.
     generator: Callable[..., list[Completion]] | None = None
@@ -125,19 +135,20 @@ class EpisodeRunner:
         """Close the kept sockets (before an eval opens its own, and at the end of the run)."""
         await self.pool.close()
 
-    async def run_groups(self, tasks: list[Task], group_size: int, step: int,
-                         first_wave: OpenedWave | None = None) -> list[list[Rollout]]:
-        """One group of ``group_size`` rollouts per task, in the order of ``tasks``; ``first_wave``: these
-        tasks' episodes with their first wave already reset by :meth:`open_first_wave`."""
+    async def play(self, tasks: list[Task], group_size: int, step: int, first_wave: OpenedWave | None = None) -> PlayedGroups:
+        """One group of ``group_size`` rollouts per task, and the seconds spent generating and on the environment;
+        ``first_wave``: these tasks' episodes with their first wave already reset by :meth:`open_first_wave`."""
         if first_wave is None:
             episodes, started = self._episodes(tasks, group_size, step), []
         else:
             episodes, started = first_wave.episodes, first_wave.started
-        t0, generation = time.perf_counter(), self.times.generation
-        await play_in_waves(self.pool, episodes, self._replies, limit=self.max_sessions, started=started)
-        self.times.environment += time.perf_counter() - t0 - (self.times.generation - generation)
+        times = RolloutTimes()
+        t0 = time.perf_counter()
+        replies = functools.partial(self._replies, times)
+        await play_in_waves(self.pool, episodes, replies, limit=self.max_sessions, started=started)
+        times.environment = time.perf_counter() - t0 - times.generation
         rollouts = [self._rollout(ep) for ep in episodes]
-        return [rollouts[k * group_size:(k + 1) * group_size] for k in range(len(tasks))]
+        return PlayedGroups([rollouts[k * group_size:(k + 1) * group_size] for k in range(len(tasks))], times)
 
     async def open_first_wave(self, tasks: list[Task], group_size: int, step: int) -> OpenedWave:
         """Open the sockets and reset the first wave of a step ahead of time; its seconds are kept apart
@@ -154,7 +165,7 @@ class EpisodeRunner:
             for task in tasks for i in range(group_size)
         ]
 
-    async def _replies(self, active: list[Episode]) -> list[str]:
+    async def _replies(self, times: RolloutTimes, active: list[Episode]) -> list[str]:
         """One generation batch over the open episodes; each transcript first gets the episode's new user message."""
         for ep in active:
             turns: _Turns = ep.context
@@ -167,7 +178,7 @@ class EpisodeRunner:
                                          [ep.context.transcript.tokens for ep in active],
                                          max_tokens=self.max_new_tokens, temperature=self.temperature,
                                          stop=self.mlx.stopping)
-        self.times.generation += time.perf_counter() - t1
+        times.generation += time.perf_counter() - t1
         for ep, completion in zip(active, completions):
             turns = ep.context
             turns.generated += len(completion.tokens)

@@ -6,7 +6,7 @@ from typing import Any
 
 import mlx.nn as nn
 
-from openenv_prime.mlx_trainer.generation import generate, render_prompt
+from openenv_prime.mlx_trainer.rollouts.generation import generate, render_prompt
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
 
 

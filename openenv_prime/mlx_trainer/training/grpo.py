@@ -30,7 +30,7 @@ import mlx.optimizers as optim
 from mlx.utils import tree_map
 
 from openenv_prime.mlx_trainer.config import GRPOConfig
-from openenv_prime.mlx_trainer.lora import lora_disabled
+from openenv_prime.mlx_trainer.training.lora import lora_disabled
 
 
 def group_advantages(rewards: Sequence[float], tolerance: float = 1e-6, scale: bool = True) -> list[float] | None:

@@ -63,7 +63,7 @@ def build_tiny_model(
         "eos_token_id": tokens.index("<eos>"),
         "pad_token_id": tokens.index("<pad>"),
     }
-    with _atomic_dir(path) as tmp:
+    with atomic_dir(path) as tmp:
         _save_random_llama(tmp, config, seed)
         save_tokenizer(_char_tokenizer(tokens), tmp)
     return path
@@ -79,7 +79,7 @@ def smollm2_model_dir(cache_dir: str | os.PathLike | None = None, dequantize: bo
         return target
     gguf = smollm2_gguf_path()
     parent.mkdir(parents=True, exist_ok=True)
-    with _atomic_dir(target) as tmp:
+    with atomic_dir(target) as tmp:
         convert_gguf(gguf, tmp, dequantize=dequantize)
     return target
 
@@ -169,7 +169,7 @@ def _char_tokenizer(tokens: list[str]):
 
 
 @contextmanager
-def _atomic_dir(target: Path) -> Iterator[Path]:
+def atomic_dir(target: Path) -> Iterator[Path]:
     """Build a directory beside `target` and rename it into place, so a reader never sees half a
     model; if another process finished first, its copy wins and ours is dropped."""
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,8 @@
 The trainer writes only into a directory it creates, an empty one, or one that holds its own run (marked by
 ``run.json``), so it never overwrites a user's files. A run of its own that stopped before its first
 checkpoint starts again from step 0 (its partial log is removed). Resuming compares the config with the
-run's own ``config.toml`` and refuses changes unless they are allowed explicitly.
+run's own ``config.toml`` and refuses changes unless they are allowed explicitly, and takes the sampler settings the
+config leaves at their defaults from the checkpoint (``resume.py``).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openenv_prime.mlx_trainer.checkpoint import latest_checkpoint
-from openenv_prime.mlx_trainer.config import ConfigError, TrainConfig, dump_toml, load_config
+from openenv_prime.mlx_trainer.config import ConfigError, TrainConfig, dump_toml, load_config, sampler_kwargs
 from openenv_prime.mlx_trainer.errors import TrainingError
+from openenv_prime.mlx_trainer.training.checkpoint import latest_checkpoint, read_state
+from openenv_prime.mlx_trainer.training.resume import resumed_sampler_kwargs
 
 MARKER = "run.json"
 LOG = "log.jsonl"
@@ -32,6 +34,7 @@ class RunStart:
     """How a run begins in its directory; ``notes`` are printed for the user."""
 
     resume_from: Path | None
+    sampler_kwargs: dict[str, Any]
     config_changes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -66,7 +69,7 @@ def plan_run(run_dir: Path, config: TrainConfig, *, resume: bool, allow_config_c
             notes.append(f"{run_dir} holds a run that stopped before its first checkpoint; starting it again from step 0")
         elif resume:
             notes.append(f"--resume: {run_dir} has no run yet; starting one from step 0")
-        return RunStart(None, notes=notes)
+        return RunStart(None, sampler_kwargs(config), notes=notes)
     if not resume:
         raise TrainingError(f"{run_dir} already holds a run; pass --resume to continue it, or --out NEW_DIR to start another")
     changes = config_changes(run_dir, config)
@@ -77,7 +80,16 @@ def plan_run(run_dir: Path, config: TrainConfig, *, resume: bool, allow_config_c
             "resume with the run's own config (omit CONFIG), or pass --allow-config-change to continue with these changes"
         )
     notes = [f"continuing with a changed config: {'; '.join(changes)}"] if changes else []
-    return RunStart(checkpoint, changes, notes)
+    kwargs, sampler_notes = resumed_sampler_kwargs(config, _saved_sampler(checkpoint), checkpoint)
+    return RunStart(checkpoint, kwargs, changes, notes + sampler_notes)
+
+
+def _saved_sampler(checkpoint: Path) -> Any:
+    """The checkpoint's sampler state (None if its state.json cannot be read: loading it later says why)."""
+    try:
+        return read_state(checkpoint).sampler
+    except (OSError, ValueError, TypeError):
+        return None
 
 
 def config_changes(run_dir: Path, config: TrainConfig) -> list[str]:

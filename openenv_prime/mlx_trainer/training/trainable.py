@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from openenv_prime.mlx_trainer.checkpoint import seed_step
 from openenv_prime.mlx_trainer.config import TrainConfig
+from openenv_prime.mlx_trainer.training.checkpoint import seed_step
 
 
 def load_trainable(config: TrainConfig) -> tuple[Any, Any, Any]:
     """(model, tokenizer, optimizer) for ``config``, seeded so that the LoRA initialisation repeats."""
-    from openenv_prime.mlx_trainer.grpo import make_optimizer
-    from openenv_prime.mlx_trainer.lora import apply_lora
-    from openenv_prime.mlx_trainer.models import load_base
+    from openenv_prime.mlx_trainer.model.sources import load_base
+    from openenv_prime.mlx_trainer.training.grpo import make_optimizer
+    from openenv_prime.mlx_trainer.training.lora import apply_lora
 
     seed_step(config.seed, 0)
     m = config.model

@@ -5,7 +5,7 @@ OpenBLAS, which exports the same `cblas_*` symbols, makes f32 matmuls 10-50x fas
 steps 5-15x faster. The preload must be in the environment before Python starts, so this module
 can only detect the problem and say what to run, not repair the running process.
 
-Run `python -m openenv_prime.mlx_trainer.blas` for a report with a measured matmul speed."""
+Run `python -m openenv_prime.mlx_trainer.model.blas` for a report with a measured matmul speed."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ import mlx.nn as nn
 import mlx.optimizers as optim
 from mlx.utils import tree_flatten, tree_unflatten
 
-from openenv_prime.mlx_trainer.lora import load_adapters, save_adapters
+from openenv_prime.mlx_trainer.training.lora import load_adapters, save_adapters
 
 STATE_VERSION = 1
 
@@ -80,17 +80,23 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
     return done[-1] if done else None
 
 
-def load_checkpoint(path: Path, model: nn.Module, optimizer: optim.Optimizer) -> TrainerState:
-    """Restore LoRA weights and optimizer state into the given objects; return the rest."""
+def read_state(path: Path) -> TrainerState:
+    """A checkpoint's counters, sampler state and eval history, without its tensors."""
     payload = json.loads((path / "state.json").read_text())
     if payload.pop("version", None) != STATE_VERSION:
         raise ValueError(f"checkpoint {path} has an unknown format version; it was written by another openenv-prime release")
+    return TrainerState(**payload)
+
+
+def load_checkpoint(path: Path, model: nn.Module, optimizer: optim.Optimizer) -> TrainerState:
+    """Restore LoRA weights and optimizer state into the given objects; return the rest."""
+    state = read_state(path)
     load_adapters(model, path / "adapters.safetensors")
     opt = mx.load(str(path / "optimizer.safetensors"))
     if opt:
         optimizer.state = tree_unflatten(list(opt.items()))
     mx.eval(model.trainable_parameters(), optimizer.state)
-    return TrainerState(**payload)
+    return state
 
 
 def _prune(run_dir: Path, keep: int) -> None:
