@@ -1,108 +1,375 @@
-"""Curriculum vs uniform on SmolLM2 + chain_sum (`configs/mlx/chain-sum.toml`'s settings), several seeds: sampled
-reward by quarter of the run, groups with signal, greedy eval per tier, and the runs overlaid in one plot.
+"""Curriculum vs uniform vs the strongest 2025 peer (GRESO per family), in real SmolLM2 training runs, judged on
+held-out questions: reasoning-gym datasets in tiers on one local server, whose `heldout` split asks questions no train
+task of their family asks; per seed one run of each sampler, interleaved (seed 0: curriculum, uniform, peer; seed 1:
+...), so the machine's load hits them alike. Reports greedy held-out accuracy per family at step 0 and at the end with
+its noise (binomial standard error, seed-to-seed spread), sampled reward and groups with signal per quarter of the
+run, medians and per-seed wins, and one plot with the samplers overlaid.
 
-    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python benchmarks/bench_mlx_compare.py --steps 48 --seeds 0 1 2 3 --out runs/compare
+    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python benchmarks/bench_mlx_compare.py --seeds 0 1 2 3 --out runs/compare
 
-A killed compare continues where it stopped (finished runs are skipped, a started one resumes from its checkpoint);
---samplers curriculum / uniform splits it over two processes; --report-only prints the table and plot of what is there.
+The defaults are the run docs/mlx.md reports: the default run's 16 steps and settings on products and
+basic_arithmetic in tiers 0 and 1 (tier 1 starts at 0 held-out accuracy, so the samplers have families of different
+difficulty to choose between), 40 train tasks and 32 held-out questions per family, evals at steps 0 and 16; 12 runs
+took about an hour on the shared 2-core machine.
+
+Each (sampler, seed) trains in its own process into OUT/seedN/SAMPLER/ (config beside it, OUT/seedN/SAMPLER.json); a
+finished run is skipped and a started one resumes from its checkpoint, so a killed compare continues where it stopped.
+--report-only prints the tables and draws the plot from what is there. --model tiny is the smoke path (a random tiny
+model, seconds). The peer comes from benchmarks/peer_sampler.py (the simulator's own rule behind the sampler interface).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import os
+import resource
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 
-from bench_mlx_common import finished, records, run_training
+from bench_mlx_common import SYSTEM_PROMPT, finished, model_path, records
+
+PACKAGE_SAMPLERS = ("curriculum", "uniform")
+PEER = "greso"  # the strongest 2025 peer (docs/mlx.md says why); --samplers takes another of peer_sampler.PEERS
+REACH = 0.1  # a family is "in reach" when some eval of some run answers at least this share of it
+
+# The settings of the embedded default run (openenv_prime/mlx_trainer/default.toml when this was measured), pinned here
+# so that a change of the default does not change what this table measures.
+SMOLLM2 = {
+    "model": {"path": "smollm2-135m"},
+    "lora": {"rank": 8, "scale": 20.0, "layers": 8, "dropout": 0.0},
+    "grpo": {"group_size": 8, "tasks_per_step": 4, "max_new_tokens": 8, "temperature": 1.0, "learning_rate": 1e-4,
+             "lr_schedule": "cosine", "min_lr_ratio": 0.1, "clip": 0.2, "kl_beta": 0.0, "updates_per_step": 1,
+             "system_prompt": SYSTEM_PROMPT},
+}
+TINY = {  # the smoke path: a random dim-64 model that learns nothing here, but runs every part in seconds
+    "lora": {"rank": 8, "scale": 20.0, "layers": -1, "dropout": 0.0},
+    "grpo": {"group_size": 4, "tasks_per_step": 2, "max_new_tokens": 3, "learning_rate": 3e-4, "system_prompt": ""},
+}
+
+
+def run_config(args, sampler: str, seed: int, model: str) -> dict:
+    """The trainer config (as a dict for `config_from_dict`) of one run; the server's URL is added at launch."""
+    settings = json.loads(json.dumps(SMOLLM2 if args.model == "smollm2" else TINY))
+    settings.setdefault("model", {})["path"] = model
+    settings["grpo"].update({k: v for k, v in (("tasks_per_step", args.tasks_per_step), ("group_size", args.group_size),
+                                               ("max_new_tokens", args.max_tokens)) if v is not None})
+    tokens = settings["grpo"]["max_new_tokens"]
+    return {
+        **settings, "seed": seed, "steps": args.steps, "plot": False,
+        "sampler": {"name": sampler if sampler in PACKAGE_SAMPLERS else "uniform", "kwargs": {}},  # a peer wraps this pool
+        "environment": {"train_split": "train", "test_split": "heldout", "family_field": "family", "max_sessions": 64,
+                        "embedded": "reasoning-gym", "datasets": args.datasets, "tiers": args.tiers},
+        "eval": {"every": args.eval_every, "tasks_per_family": args.heldout_size, "max_new_tokens": tokens},
+        "checkpoint": {"every": 1, "keep": 2},
+    }
 
 
 def compare(args) -> None:
-    """Curriculum vs uniform for each seed, one after the other, then the report."""
+    """Every seed's runs in turn (interleaved samplers), each in its own process, on one shared server."""
     from openenv_prime.envs.launch import local_server
-    from openenv_prime.mlx_trainer.training.checkpoint import latest_checkpoint
 
     out = Path(args.out)
-    if not args.report_only:
-        with local_server("chain-sum", tiers=args.tiers, max_sessions=64) as url:
-            for seed in args.seeds:
-                for sampler in args.samplers:
-                    run = out / f"seed{seed}" / sampler
-                    if finished(run):
-                        continue
-                    t = time.perf_counter()
-                    run_training("smollm2-135m", url, args.steps, run, sampler=sampler, evals=True, seed=seed,
-                                 every=args.eval_every, per_family=args.eval_tasks,
-                                 resume=latest_checkpoint(run) is not None, max_new_tokens=args.max_tokens)
-                    print(f"seed {seed} {sampler}: {args.steps} steps in {time.perf_counter() - t:.0f} s -> {run}",
-                          flush=True)
-    compare_report(out)
+    out.mkdir(parents=True, exist_ok=True)
+    model = "smollm2-135m"
+    if args.model == "tiny":  # built once, so that a resumed compare trains the same model
+        model = str(out / "tiny") if (out / "tiny" / "config.json").is_file() else model_path("tiny", out)
+    todo = [(seed, s) for seed in args.seeds for s in args.samplers if not finished(out / f"seed{seed}" / s)]
+    if todo:
+        sizes = ["--train-size", str(args.train_size), "--heldout-size", str(args.heldout_size)]
+        with local_server("reasoning-gym", datasets=args.datasets, tiers=args.tiers, max_sessions=64,
+                          extra_args=sizes) as url:
+            for seed, sampler in todo:
+                run_one(out / f"seed{seed}" / sampler, run_config(args, sampler, seed, model), sampler, url)
+    report(out, args.samplers)
 
 
-def compare_report(out: Path) -> None:
-    """Per seed and median: sampled reward by quarter of the run, groups with signal, greedy eval
-    accuracy per family at the last eval; plus the overlaid plot."""
-    from openenv_prime.mlx_trainer.report import plot_compare
+def run_one(run: Path, config: dict, sampler: str, url: str) -> None:
+    """Train (or resume) one run in a child process; add its wall and CPU time and the load average to bench.json."""
+    spec = run.with_suffix(".json")
+    spec.parent.mkdir(parents=True, exist_ok=True)
+    spec.write_text(json.dumps({"sampler": sampler, "peer": None if sampler in PACKAGE_SAMPLERS else sampler,
+                                "config": config}, indent=1))
+    load, started, cpu = os.getloadavg()[0], time.perf_counter(), _children_cpu()
+    print(f"{run}: training ({sampler}, seed {config['seed']}, {config['steps']} steps), load {load:.1f}", flush=True)
+    done = subprocess.run([sys.executable, __file__, "--train-one", str(spec), "--run", str(run), "--url", url])
+    if done.returncode != 0:
+        raise SystemExit(f"{run}: the training process exited with status {done.returncode}; run the same command "
+                         "again to resume it")
+    wall, cpu = time.perf_counter() - started, _children_cpu() - cpu
+    bench = run / "bench.json"
+    parts = json.loads(bench.read_text())["parts"] if bench.is_file() else []
+    parts.append({"wall_s": wall, "cpu_s": cpu, "load_start": load, "load_end": os.getloadavg()[0]})
+    bench.write_text(json.dumps({"sampler": sampler, "parts": parts}, indent=1))
+    print(f"{run}: done in {wall:.0f} s ({cpu:.0f} s CPU), load {load:.1f} -> {os.getloadavg()[0]:.1f}", flush=True)
 
-    runs = sorted(p for p in out.glob("seed*/*") if (p / "log.jsonl").is_file())
+
+def train_one(spec_path: str, run: str, url: str) -> None:
+    """The child: one run, resumed when it has a checkpoint; a peer wraps the pool of the stand-in sampler."""
+    from openenv_prime.mlx_trainer.config import config_from_dict
+    from openenv_prime.mlx_trainer.training.loop import train
+
+    spec = json.loads(Path(spec_path).read_text())
+    data = spec["config"]
+    data["environment"]["base_url"] = url
+    config = config_from_dict(data)
+    wrapper = None
+    if spec["peer"]:
+        from peer_sampler import make_peer_sampler
+
+        def wrapper(stand_in):
+            return make_peer_sampler(spec["peer"], stand_in.pool, seed=config.seed, group_size=config.grpo.group_size)
+    try:
+        train(config, Path(run), resume=True, progress=False, sampler_wrapper=wrapper)
+    except Exception as error:  # the trainer's message says what happened and what was saved
+        raise SystemExit(f"{run}: {error}") from None
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+# -- the report ----------------------------------------------------------------------------------------------------
+
+
+def load_runs(out: Path, samplers: list[str]) -> dict[str, dict[int, dict]]:
+    """sampler -> seed -> the run's step lines, eval lines (one per step, the last kept) and bench record."""
+    runs: dict[str, dict[int, dict]] = {}
+    for sampler in samplers:
+        for path in sorted(out.glob(f"seed*/{sampler}/log.jsonl")):
+            run = path.parent
+            steps, evals = records(run)
+            steps = list({s["step"]: s for s in steps}.values())
+            evals = list({e["step"]: e for e in evals}.values())
+            if not steps or not evals:
+                continue
+            bench = json.loads((run / "bench.json").read_text()) if (run / "bench.json").is_file() else {"parts": []}
+            runs.setdefault(sampler, {})[int(run.parent.name.removeprefix("seed"))] = {
+                "steps": steps, "evals": evals, "finished": finished(run), "bench": bench["parts"]}
+    return runs
+
+
+def quarters(values: list[float]) -> list[list[float]]:
+    n = len(values)
+    return [values[i * n // 4:(i + 1) * n // 4] for i in range(4)]
+
+
+def summarize(run: dict) -> dict:
+    steps, evals = run["steps"], run["evals"]
+    rewards = [s["reward"] for s in steps]
+    signal = [s["groups_with_signal"] for s in steps]
+    groups = [s["groups"] for s in steps]
+    first, last = evals[0], evals[-1]
+    return {
+        "steps": len(steps), "finished": run["finished"],
+        "reward_q": [statistics.mean(q) if q else math.nan for q in quarters(rewards)],
+        "reward": statistics.mean(rewards),
+        "signal_q": [sum(q) for q in quarters(signal)], "groups_q": [sum(q) for q in quarters(groups)],
+        "signal": sum(signal), "groups": sum(groups),
+        "first": first, "last": last,
+        "all_first": statistics.mean(first["accuracy"].values()), "all_last": statistics.mean(last["accuracy"].values()),
+        "step_s": statistics.median(sum(s["seconds"].values()) for s in steps),
+        "wall_s": sum(p["wall_s"] for p in run["bench"]), "cpu_s": sum(p["cpu_s"] for p in run["bench"]),
+        "load": [p["load_start"] for p in run["bench"]] + [p["load_end"] for p in run["bench"]],
+    }
+
+
+def draw_shares(run: dict, families: list[str]) -> list[float]:
+    """Per step, the share of all episodes so far that went to ``families`` (from the sampler's cumulative counts)."""
+    out = []
+    for s in run["steps"]:
+        episodes = {k.split("/")[1] + "/" + k.split("/")[2]: v for k, v in s["sampler"].items()
+                    if k.startswith("key/") and k.endswith("/episodes")}
+        total = sum(episodes.values())
+        out.append(sum(episodes.get(f, 0.0) for f in families) / total if total else math.nan)
+    return out
+
+
+def se(p: float, n: int) -> float:
+    """Binomial standard error of an accuracy p measured on n questions."""
+    return math.sqrt(p * (1 - p) / n) if n else math.nan
+
+
+def report(out: Path, samplers: list[str]) -> None:
+    runs = load_runs(out, samplers)
     if not runs:
-        raise SystemExit(f"{out}: no runs yet")
-    rows: dict[str, list[dict]] = {}
-    for run in runs:
-        steps, evals = records(run)
-        if not steps:
+        raise SystemExit(f"{out}: no runs with a step and an eval yet")
+    rows = {s: {seed: summarize(r) for seed, r in sorted(by_seed.items())} for s, by_seed in runs.items()}
+    any_row = next(iter(next(iter(rows.values())).values()))
+    families = sorted(any_row["first"]["accuracy"], key=lambda f: (f.split("/")[-1], f))
+    n = any_row["first"]["n"]
+    reach = [f for f in families if any(e["accuracy"].get(f, 0) >= REACH for by in runs.values() for r in by.values()
+                                        for e in r["evals"])]
+    print(f"\n{len(families)} families, held-out questions per family: "
+          f"{', '.join(f'{f} {n[f]}' for f in families)}; in reach (held-out accuracy >= {REACH} at some eval): "
+          f"{', '.join(reach) or 'none'}")
+
+    print("\nPer run: held-out greedy accuracy, step 0 -> last eval, per family; sampled reward and groups with signal by "
+          "quarter of the run; episodes on the families in reach; time")
+    print(f"\n| sampler | seed | {' | '.join(families)} | all | sampled reward by quarter | groups with signal by quarter "
+          f"| episodes in reach | s/step | wall s (CPU s) | load |")
+    print("|---|---|" + "---|" * (len(families) + 7))
+    for sampler, by_seed in rows.items():
+        for seed, r in by_seed.items():
+            acc = " | ".join(f"{r['first']['accuracy'][f]:.2f} -> {r['last']['accuracy'][f]:.2f}" for f in families)
+            part = "" if r["finished"] else f" (unfinished: {r['steps']} steps)"
+            share = draw_shares(runs[sampler][seed], reach)[-1]
+            load = f"{min(r['load']):.1f}-{max(r['load']):.1f}" if r["load"] else ""
+            print(f"| {sampler} | {seed}{part} | {acc} | {r['all_first']:.2f} -> {r['all_last']:.2f} | "
+                  f"{' / '.join(f'{q:.2f}' for q in r['reward_q'])} | "
+                  f"{' / '.join(f'{a}' for a in r['signal_q'])} of {' / '.join(str(g) for g in r['groups_q'])} | "
+                  f"{share:.0%} | {r['step_s']:.1f} | {r['wall_s']:.0f} ({r['cpu_s']:.0f}) | {load} |")
+
+    print("\nHeld-out accuracy per family at the last eval: median over seeds [min, max]; the binomial standard error "
+          "at the median; the seed-to-seed standard deviation")
+    print(f"\n| family (questions) | step 0 (SE) | {' | '.join(rows)} |")
+    print("|---|---|" + "---|" * len(rows))
+    for f in families + ["all"]:
+        nf = n[f] if f != "all" else sum(n.values())
+        p0 = any_row["first"]["accuracy"][f] if f != "all" else any_row["all_first"]
+        cells = []
+        for sampler, by_seed in rows.items():
+            ends = [r["last"]["accuracy"][f] if f != "all" else r["all_last"] for r in by_seed.values()]
+            med = statistics.median(ends)
+            sd = statistics.stdev(ends) if len(ends) > 1 else math.nan
+            cells.append(f"{med:.2f} [{min(ends):.2f}, {max(ends):.2f}] (SE {se(med, nf):.2f}, seed SD {sd:.2f})")
+        print(f"| {f} ({nf}) | {p0:.2f} ({se(p0, nf):.2f}) | {' | '.join(cells)} |")
+
+    print("\nMedians over seeds: sampled reward by quarter, groups with signal by quarter, share of episodes on the "
+          "families in reach, seconds per step")
+    print("\n| sampler | seeds | sampled reward by quarter | groups with signal by quarter | episodes in reach | s/step |")
+    print("|---|---|---|---|---|---|")
+    for sampler, by_seed in rows.items():
+        rs = list(by_seed.values())
+        rq = " / ".join(f"{statistics.median(r['reward_q'][i] for r in rs):.2f}" for i in range(4))
+        sq = " / ".join(f"{statistics.median(r['signal_q'][i] for r in rs):.1f}" for i in range(4))
+        shares = statistics.median(draw_shares(runs[sampler][seed], reach)[-1] for seed in by_seed)
+        print(f"| {sampler} | {len(rs)} | {rq} | {sq} of {rs[0]['groups_q'][0]} each | {shares:.0%} | "
+              f"{statistics.median(r['step_s'] for r in rs):.1f} |")
+
+    first = samplers[0] if samplers[0] in rows else next(iter(rows))
+    print(f"\nPer-seed wins of {first} (ahead / tied / behind, over the seeds both finished):")
+    for other in rows:
+        if other == first:
             continue
-        n = len(steps)
-        quarters = [steps[i * n // 4:(i + 1) * n // 4] for i in range(4)]
-        rows.setdefault(run.name, []).append({
-            "seed": run.parent.name, "steps": n, "done": finished(run),
-            "quarters": [statistics.mean(s["reward"] for s in q) if q else float("nan") for q in quarters],
-            "mean": statistics.mean(s["reward"] for s in steps),
-            "signal": (sum(s["groups_with_signal"] for s in steps), sum(s["groups"] for s in steps)),
-            "share0": steps[-1]["sampler"].get("key/0/draw_share", float("nan")),
-            "eval_step": evals[-1]["step"] if evals else None,
-            "accuracy": evals[-1]["accuracy"] if evals else {},
-            "first_accuracy": evals[0]["accuracy"] if evals else {},
-        })
-    families = sorted({f for rs in rows.values() for r in rs for f in r["accuracy"]}, key=lambda f: (len(f), f))
-    print(f"\n| sampler | seed | steps | sampled reward by quarter | groups with signal | family 0 share of draws | "
-          f"greedy eval accuracy per family ({', '.join(families)}) at step 0 -> last eval |")
-    print("|---|---|---|---|---|---|---|")
-    for sampler, rs in sorted(rows.items()):
-        for r in rs:
-            q = " / ".join(f"{x:.2f}" for x in r["quarters"])
-            acc = " ".join(f"{r['first_accuracy'].get(f, 0):.2f}->{r['accuracy'].get(f, 0):.2f}" for f in families)
-            part = "" if r["done"] else " (unfinished)"
-            print(f"| {sampler} | {r['seed']} | {r['steps']}{part} | {q} | {r['signal'][0]} of {r['signal'][1]} | "
-                  f"{r['share0']:.0%} | {acc} (eval at step {r['eval_step']}) |")
-        med_q = " / ".join(f"{statistics.median(r['quarters'][i] for r in rs):.2f}" for i in range(4))
-        med_sig = statistics.median(r["signal"][0] for r in rs)
-        med_acc = " ".join(f"{statistics.median(r['accuracy'].get(f, 0) for r in rs):.2f}" for f in families)
-        med_share = statistics.median(r["share0"] for r in rs)
-        print(f"| **{sampler} median** | {len(rs)} seeds | | {med_q} | {med_sig:.0f} | {med_share:.0%} | {med_acc} |")
-    if set(rows) >= {"curriculum", "uniform"}:
-        by_seed = {r["seed"]: r for r in rows["uniform"]}
-        ahead = [r["seed"] for r in rows["curriculum"] if r["seed"] in by_seed
-                 and r["mean"] > by_seed[r["seed"]]["mean"]]
-        paired = sum(1 for r in rows["curriculum"] if r["seed"] in by_seed)
-        print(f"\ncurriculum ahead of uniform in mean sampled reward on {len(ahead)} of {paired} seeds")
-    png = plot_compare(runs, out / "curriculum_vs_uniform.png")
-    print(f"plot: {png}")
+        seeds = [s for s in rows[first] if s in rows[other] and rows[first][s]["finished"] and rows[other][s]["finished"]]
+        for name, key in [("held-out accuracy, all families, last eval", "all_last"),
+                          *[(f"held-out accuracy {f}", f) for f in reach],
+                          ("mean sampled reward", "reward"), ("groups with signal", "signal")]:
+            def value(r):
+                return r["last"]["accuracy"][key] if key in families else r[key]
+            diffs = [value(rows[first][s]) - value(rows[other][s]) for s in seeds]
+            print(f"  vs {other}, {name}: {sum(d > 1e-9 for d in diffs)} / {sum(abs(d) <= 1e-9 for d in diffs)} / "
+                  f"{sum(d < -1e-9 for d in diffs)} of {len(seeds)} (differences {', '.join(f'{d:+.3f}' for d in diffs)}; "
+                  f"median {statistics.median(diffs) if diffs else math.nan:+.3f})")
+    png = plot(runs, families, reach, out / "compare.png")
+    print(f"\nplot: {png}")
+
+
+def plot(runs: dict[str, dict[int, dict]], families: list[str], reach: list[str], out_png: Path) -> Path:
+    """One figure, the samplers overlaid: held-out accuracy (all families, then each family in reach) against the step,
+    sampled reward, cumulative groups with signal and the share of episodes on the families in reach; each seed a thin
+    line, the median over seeds a thick one."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    top = ["all", *reach]
+    cols = max(len(top), 3)
+    figure = Figure(figsize=(4.2 * cols, 7.6), layout="constrained")
+    axes = figure.subplots(2, cols, squeeze=False)
+    colours = {s: matplotlib.colormaps["tab10"](i) for i, s in enumerate(runs)}
+
+    def lines(ax, series: dict[int, tuple[list[float], list[float]]], colour, label, marker=None):
+        for x, y in series.values():
+            ax.plot(x, y, color=colour, alpha=0.3, linewidth=0.9, marker=marker, markersize=2)
+        xs = sorted({x for xv, _ in series.values() for x in xv})
+        med = [statistics.median(y[xv.index(x)] for xv, y in series.values() if x in xv) for x in xs]
+        ax.plot(xs, med, color=colour, linewidth=2.4, label=f"{label} (median of {len(series)})", marker=marker)
+
+    for sampler, by_seed in runs.items():
+        colour = colours[sampler]
+        for ax, family in zip(axes[0], top):
+            series = {seed: ([e["step"] for e in r["evals"]],
+                             [statistics.mean(e["accuracy"].values()) if family == "all" else e["accuracy"][family]
+                              for e in r["evals"]]) for seed, r in by_seed.items()}
+            lines(ax, series, colour, sampler, marker="o")
+        reward, signal, share = {}, {}, {}
+        for seed, r in by_seed.items():
+            x = [s["step"] for s in r["steps"]]
+            rw = [s["reward"] for s in r["steps"]]
+            reward[seed] = (x, [statistics.mean(rw[max(0, i - 3):i + 1]) for i in range(len(rw))])
+            total, cum = 0, []
+            for s in r["steps"]:
+                total += s["groups_with_signal"]
+                cum.append(total)
+            signal[seed] = (x, cum)
+            share[seed] = (x, draw_shares(r, reach))
+        lines(axes[1][0], reward, colour, sampler)
+        lines(axes[1][1], signal, colour, sampler)
+        lines(axes[1][2], share, colour, sampler)
+    n = next(iter(next(iter(runs.values())).values()))["evals"][0]["n"]
+    for ax, family in zip(axes[0], top):
+        count = sum(n.values()) if family == "all" else n[family]
+        ax.set_title(f"held-out greedy accuracy, {'all families' if family == 'all' else family} ({count} questions)",
+                     fontsize=9)
+        ax.set_ylim(0, 1)
+    axes[1][0].set_title("sampled reward (mean of the last 4 steps)", fontsize=9)
+    axes[1][1].set_title("groups with signal (cumulative)", fontsize=9)
+    axes[1][2].set_title(f"share of episodes on {', '.join(reach) or 'no family'}", fontsize=9)
+    axes[1][2].set_ylim(0, 1)
+    for row in axes:
+        for ax in row:
+            ax.grid(alpha=0.3)
+            ax.set_xlabel("step", fontsize=8)
+    for ax in list(axes[0][len(top):]) + list(axes[1][3:]):
+        ax.set_visible(False)
+    axes[0][0].legend(fontsize=8, loc="lower right")
+    seeds = sorted({seed for by in runs.values() for seed in by})
+    figure.suptitle(f"{' vs '.join(runs)}: seeds {', '.join(map(str, seeds))} (thin: a seed; thick: the median)")
+    out_png.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out_png, dpi=100)
+    return out_png
 
 
 def main() -> None:
+    from peer_sampler import PEERS
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=48)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--tiers", type=int, default=5)
-    parser.add_argument("--max-tokens", type=int, default=16)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
+    parser.add_argument("--samplers", nargs="+", default=["curriculum", "uniform", PEER],
+                        choices=[*PACKAGE_SAMPLERS, *PEERS],
+                        help="in this order within each seed; a peer name runs benchmarks/peer_sampler.py's adapter")
+    parser.add_argument("--steps", type=int, default=16)
+    parser.add_argument("--datasets", type=lambda s: s.split(","), default=["products", "basic_arithmetic"],
+                        help="reasoning-gym datasets, comma-separated; families are dataset x tier")
+    parser.add_argument("--tiers", type=int, default=2,
+                        help="tiers per dataset: 0 is the default run's, 1 starts at 0 held-out accuracy for SmolLM2")
+    parser.add_argument("--train-size", type=int, default=40, help="train tasks per family")
+    parser.add_argument("--heldout-size", type=int, default=32,
+                        help="held-out questions per family, all evaluated (no train task of the family asks them)")
+    parser.add_argument("--eval-every", type=int, default=16,
+                        help="held-out eval every N steps (and at step 0 and the end); each asks every held-out question")
+    parser.add_argument("--model", choices=["smollm2", "tiny"], default="smollm2")
+    parser.add_argument("--tasks-per-step", type=int, default=None)
+    parser.add_argument("--group-size", type=int, default=None)
+    parser.add_argument("--max-tokens", type=int, default=None)
     parser.add_argument("--out", default="runs/compare")
-    parser.add_argument("--eval-every", type=int, default=16)
-    parser.add_argument("--eval-tasks", type=int, default=8, help="test tasks per tier at each eval")
-    parser.add_argument("--samplers", nargs="+", default=["curriculum", "uniform"], choices=["curriculum", "uniform"],
-                        help="run only these (two processes, one per sampler, share a machine's cores)")
-    parser.add_argument("--report-only", action="store_true", help="only print the table and plot of the runs in --out")
-    compare(parser.parse_args())
+    parser.add_argument("--report-only", action="store_true", help="only print the tables and draw the plot of --out")
+    parser.add_argument("--train-one", help=argparse.SUPPRESS)  # the child process: a run's spec (OUT/seedN/SAMPLER.json)
+    parser.add_argument("--run", help=argparse.SUPPRESS)
+    parser.add_argument("--url", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.train_one:
+        train_one(args.train_one, args.run, args.url)
+    elif args.report_only:
+        report(Path(args.out), args.samplers)
+    else:
+        compare(args)
 
 
 if __name__ == "__main__":
