@@ -114,6 +114,11 @@ class EpisodeProtocol:
         return self._actions is not None and self._actions.free_text
 
     @property
+    def action_format(self) -> ActionFormat | None:
+        """How replies become actions (None for MCP environments, whose tools are listed at reset)."""
+        return self._actions
+
+    @property
     def text_field(self) -> str | None:
         """The action field a bare reply fills (None: the reply is a JSON object or a tool call)."""
         return None if self._actions is None else self._actions.field

@@ -1,5 +1,7 @@
 """`openenv-prime eval`: accuracy per task family of any OpenAI-compatible model (or an in-process policy)
-on an OpenEnv environment's Task API split. The MLX trainer calls `run_eval` from its eval schedule.
+on an OpenEnv environment's Task API split; and in-training evaluation for any loop: an `EvalSchedule` and an
+`EvalHarness` whose `maybe_run(step)` a loop calls after each optimizer step (the MLX trainer and the TRL callback
+evaluate through it).
 
 Names load lazily, so `openenv-prime --help` does not import httpx, websockets or pydantic.
 """
@@ -10,7 +12,9 @@ import importlib
 
 _EXPORTS = {
     "EvalConfig": "config",
+    "EvalHarness": "harness",
     "EvalResult": "result",
+    "EvalSchedule": "schedule",
     "FamilyScore": "result",
     "TaskResult": "result",
     "ModelEndpointError": "policy",

@@ -65,7 +65,7 @@ def build_tiny_model(
     }
     with atomic_dir(path) as tmp:
         _save_random_llama(tmp, config, seed)
-        save_tokenizer(_char_tokenizer(tokens), tmp)
+        save_tokenizer(char_tokenizer(tokens), tmp)
     return path
 
 
@@ -147,7 +147,7 @@ def _save_random_llama(folder: Path, config: dict, seed: int) -> None:
     (folder / "config.json").write_text(json.dumps(config, indent=2))
 
 
-def _char_tokenizer(tokens: list[str]):
+def char_tokenizer(tokens: list[str]):
     """One token per character (a BPE with no merges), specials matched whole, Fuse decoder so
     mlx_lm picks its naive streaming detokenizer; unknown characters become <unk>."""
     from tokenizers import AddedToken, Tokenizer, decoders, models

@@ -25,7 +25,7 @@ from openenv_prime.mlx_trainer.errors import TrainingError
 from openenv_prime.mlx_trainer.report.metrics import rollout_summary, sampler_log_metrics
 from openenv_prime.mlx_trainer.rollouts.runner import OpenedWave, RolloutTimes
 from openenv_prime.mlx_trainer.training.checkpoint import TrainerState, save_checkpoint, seed_step
-from openenv_prime.mlx_trainer.training.evals import eval_due
+from openenv_prime.mlx_trainer.training.evals import eval_schedule
 from openenv_prime.mlx_trainer.training.rundir import append_log
 from openenv_prime.mlx_trainer.training.setup import TrainerParts
 
@@ -103,7 +103,7 @@ class TrainingSteps:
 
     def _prefetch_next(self, step: int) -> None:
         """Draw step ``step + 1``'s tasks now and reset its first wave in the background while ``step`` trains."""
-        if not self.config.environment.prefetch or step >= self.config.steps or eval_due(self.config, step):
+        if not self.config.environment.prefetch or step >= self.config.steps or eval_schedule(self.config).due(step):
             return  # an eval after this step closes the sockets; the last step has no next
         grpo, sampler = self.config.grpo, self.parts.sampler
         state = sampler.state_dict()

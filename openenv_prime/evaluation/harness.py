@@ -1,0 +1,147 @@
+"""In-training evaluation any loop can call: ``harness.maybe_run(step)`` after each optimizer step.
+
+The harness runs :func:`~openenv_prime.evaluation.runner.run_eval` on the steps its :class:`EvalSchedule` names,
+against an OpenAI-compatible endpoint (:class:`OpenAIPolicy`) or an in-process policy, and writes one record per
+eval: the step, accuracy and task count per family, the sampler's ``episodes`` and ``cost`` counters and the
+trainer's own counters. Learning curves can then be drawn against episodes and cost, not only steps
+(``openenv-prime plot``). The MLX trainer's evals, the TRL callback and a plain loop all go through it::
+
+    harness = EvalHarness(EvalConfig(base_url=url), EvalSchedule(every=10, last=100), policy=policy, log="evals.jsonl")
+    for step in range(1, 101):
+        ...                                          # one optimizer step
+        harness.maybe_run(step, sampler, tokens=n)   # evaluates at 10, 20, ..., 100; else returns None
+
+A step that already has a record (given in ``done``, e.g. read back from a resumed run's log) is not evaluated again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from openenv_prime.evaluation.config import EvalConfig
+from openenv_prime.evaluation.policy import Policy
+from openenv_prime.evaluation.result import EvalResult
+from openenv_prime.evaluation.runner import run_eval_async
+from openenv_prime.evaluation.schedule import EvalSchedule
+
+OnResult = Callable[[dict[str, Any], EvalResult], None]
+SAMPLER_COUNTERS = ("episodes", "cost")
+"""The sampler's counters logged beside every eval: rollouts scored and their summed cost (e.g. generated tokens)."""
+_RECORD_KEYS = {"type", "step", "split", "accuracy", "n", "overall", "mean_reward", "eval_episodes", "elapsed_s",
+                *SAMPLER_COUNTERS}
+
+
+class _CallablePolicy:
+    """A plain function ``prompts -> replies`` (sync or async) as a :class:`Policy`; a sync one runs in a thread so
+    the eval's sockets stay served while it generates."""
+
+    def __init__(self, fn: Callable[[list[list[dict]]], Any]):
+        self.fn = fn
+
+    async def complete(self, prompts: list[list[dict]]) -> list[str]:
+        if inspect.iscoroutinefunction(self.fn):
+            return await self.fn(prompts)
+        return await asyncio.to_thread(self.fn, prompts)
+
+
+def as_policy(policy: Policy | Callable[[list[list[dict]]], Any]) -> Policy:
+    """``policy`` if it has an async ``complete(prompts)``, else a function of the prompts wrapped as one."""
+    if isinstance(policy, Policy):
+        return policy
+    if callable(policy):
+        return _CallablePolicy(policy)
+    raise TypeError(f"policy must have an async complete(prompts) method or be a function of the prompts, "
+                    f"got {type(policy).__name__}")
+
+
+def sampler_counters(sampler: Any) -> dict[str, float]:
+    """The sampler's ``episodes`` and ``cost`` (those it reports) from ``metrics()``."""
+    try:
+        metrics = sampler.metrics(per_key=False)
+    except TypeError:  # a sampler whose metrics() takes no arguments
+        metrics = sampler.metrics()
+    return {name: float(metrics[name]) for name in SAMPLER_COUNTERS if name in metrics}
+
+
+class EvalHarness:
+    """Evaluates on ``schedule``'s steps; ``records`` holds one dict per eval (also appended to ``log``, a JSONL
+    file, when given), and each ``on_result(record, result)`` is called after every eval."""
+
+    def __init__(self, config: EvalConfig, schedule: EvalSchedule, *, policy: Policy | Callable | None = None,
+                 log: str | Path | None = None, on_result: OnResult | Sequence[OnResult] = (),
+                 done: Iterable[dict[str, Any]] = ()):
+        if not isinstance(config, EvalConfig):
+            raise TypeError(f"config must be an EvalConfig, got {type(config).__name__}")
+        if not isinstance(schedule, EvalSchedule):
+            raise TypeError(f"schedule must be an EvalSchedule, got {type(schedule).__name__}")
+        self.config = config
+        self.schedule = schedule
+        self.policy = as_policy(policy) if policy is not None else None
+        self.log = Path(log) if log is not None else None
+        self.on_result = [on_result] if callable(on_result) else list(on_result)
+        self.records: list[dict[str, Any]] = list(done)
+        self._told_choices = bool(self.records)
+
+    def due(self, step: int) -> bool:
+        """An eval is scheduled at ``step`` and none is recorded for it yet."""
+        return self.schedule.due(step) and not any(r["step"] == step for r in self.records)
+
+    def maybe_run(self, step: int, sampler: Any = None, *, policy: Policy | Callable | None = None,
+                  **counters: float) -> dict[str, Any] | None:
+        """Evaluate if due (blocking); the record, or None when no eval was due. Inside a running event loop,
+        ``await maybe_run_async`` instead."""
+        if not self.due(step):
+            return None
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.maybe_run_async(step, sampler, policy=policy, **counters))
+        raise RuntimeError("maybe_run() was called inside a running event loop; use `await harness.maybe_run_async(...)`")
+
+    async def maybe_run_async(self, step: int, sampler: Any = None, *, policy: Policy | Callable | None = None,
+                              **counters: float) -> dict[str, Any] | None:
+        """:meth:`maybe_run` on the caller's event loop. ``policy`` overrides the harness's for this eval (a
+        trainer's model changes between evals); ``counters`` are the trainer's own (tokens, seconds...)."""
+        if not self.due(step):
+            return None
+        taken = sorted(_RECORD_KEYS & set(counters))
+        if taken:
+            raise ValueError(f"counters {taken} would overwrite the eval record's own fields; pass them under other names")
+        chosen = as_policy(policy) if policy is not None else self.policy
+        if chosen is None:
+            raise ValueError("no policy to evaluate: pass policy= to EvalHarness or to maybe_run")
+        result = await run_eval_async(self.config, chosen)
+        if not self._told_choices:  # how the split and its families were chosen, once per run
+            for choice in result.choices:
+                print(f"eval: {choice}", file=sys.stderr)
+            self._told_choices = True
+        record = self._record(step, result, sampler, counters)
+        self.records.append(record)
+        if self.log is not None:
+            self.log.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.log, "a") as f:
+                f.write(json.dumps(record) + "\n")
+        for callback in self.on_result:
+            callback(record, result)
+        return record
+
+    @staticmethod
+    def _record(step: int, result: EvalResult, sampler: Any, counters: dict[str, float]) -> dict[str, Any]:
+        return {
+            "type": "eval",
+            "step": step,
+            "split": result.split,
+            "accuracy": {f.family: f.accuracy for f in result.families},
+            "n": {f.family: f.tasks for f in result.families},
+            "overall": result.accuracy,
+            "mean_reward": result.mean_reward,
+            "eval_episodes": len(result.results),
+            "elapsed_s": round(result.elapsed_s, 3),
+            **(sampler_counters(sampler) if sampler is not None else {}),
+            **counters,
+        }

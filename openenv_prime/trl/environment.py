@@ -1,0 +1,91 @@
+"""One OpenEnv server as a TRL run sees it: its train tasks, its protocol and rules, and episodes played on it.
+
+Set up once through the client's :class:`~openenv_prime.client.setup.EnvironmentSetup` (the path of the eval, the
+verifiers taskset and the MLX trainer: the same split and family rules, the reset check, the action protocol), then
+every episode is played by the one episode engine (:mod:`openenv_prime.client.episode`) on sockets kept in a
+:class:`~openenv_prime.client.session_pool.SessionPool` on the run's socket thread.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from typing import Any, Sequence
+
+from openenv_prime.client.episode import Episode, play_in_waves
+from openenv_prime.client.render import EpisodeProtocol
+from openenv_prime.client.session_pool import SessionPool
+from openenv_prime.client.setup import EnvironmentSetup
+from openenv_prime.samplers.task import Task
+from openenv_prime.trl.config import OpenEnvTRLConfig
+from openenv_prime.trl.loop import EventLoopThread
+
+
+class TaskEnvironment:
+    """The server's train tasks and how to play them; ``tasks[i].index`` is the task's index in its split."""
+
+    def __init__(self, config: OpenEnvTRLConfig):
+        self.config = config
+        with EnvironmentSetup(config.base_url, tasks=config.tasks, env_name=config.env_name, timeout=config.timeout) as setup:
+            split = setup.choose_split(config.train_split, setting="train_split").name
+            family = setup.family_field(split, config.family_field)
+            if family.note("family_field"):
+                print(f"note: {family.note('family_field')}", file=sys.stderr)
+            self.tasks = setup.sampler_tasks(split, family_field=family.name, family_setting="family_field")
+            if not self.tasks:
+                raise ValueError(f"train_split {split!r} of {setup.env_name!r} has no tasks; choose another train_split")
+            self._resets = {task.index: setup.reset_kwargs(task.split, task.index) for task in self.tasks}
+            if config.check_reset:
+                note = setup.check_reset_sync(split, len(self.tasks), extra=config.reset_kwargs, timeout=config.timeout)
+                if note is not None:
+                    print(f"note: {note}", file=sys.stderr)
+            self.protocol: EpisodeProtocol = setup.protocol(config, action_setting="action_field")
+            self.env_name = setup.env_name
+        self.family_field = family.name
+        self.rules = config.rules()
+        self.system_prompt = self.protocol.instructions(config.system_prompt or None)
+        self.sockets = EventLoopThread()
+        self.pool = SessionPool(config.base_url, timeout=config.timeout)
+        self._ids = itertools.count()
+
+    # ---- episodes -----------------------------------------------------------------------------------
+    def episode(self, task: Task) -> Episode:
+        """A new episode of ``task`` (not yet reset)."""
+        return Episode(self.protocol, self.rules, {**self.config.reset_kwargs, **self._resets[task.index]},
+                       open_session=self.pool.new_session, episode_id=f"trl-{task.split}-{task.index}-{next(self._ids)}",
+                       context=task)
+
+    def prompts(self, tasks: Sequence[Task]) -> list[list[dict[str, str]]]:
+        """The chat each task opens with, as every consumer shows it: the system prompt (our base and the
+        environment's reply format), then the first observation. Reset on the kept sockets, in waves."""
+        episodes = [self.episode(task) for task in tasks]
+        self.sockets.run(self._reset_all(episodes))
+        system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        return [system + list(ep.chat) for ep in episodes]
+
+    def play_replies(self, tasks: Sequence[Task], replies: Sequence[str]) -> list[Episode]:
+        """Each task's episode played with one reply (text mode); an episode still open after it is stopped."""
+        episodes = [self.episode(task) for task in tasks]
+        given = {id(ep): reply for ep, reply in zip(episodes, replies)}
+
+        async def answer(active: list[Episode]) -> list[str | None]:
+            return [given[id(ep)] if ep.turns == 0 else None for ep in active]
+
+        self.sockets.run(play_in_waves(self.pool, episodes, answer, limit=self.config.max_sessions))
+        return episodes
+
+    async def _reset_all(self, episodes: list[Episode]) -> None:
+        done = 0
+        try:
+            while done < len(episodes):
+                wave = await self.pool.start(episodes[done:], self.config.max_sessions)
+                self.pool.keep(wave)
+                done += len(wave)
+        except BaseException:
+            await self.pool.close()
+            raise
+
+    def close(self) -> None:
+        if not self.sockets.loop.is_closed():
+            self.sockets.run(self.pool.close())
+            self.sockets.close()

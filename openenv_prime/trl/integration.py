@@ -1,0 +1,118 @@
+"""``OpenEnvTRL``: the pieces a ``GRPOTrainer`` needs to train on an OpenEnv server with a task sampler.
+
+    openenv = OpenEnvTRL(OpenEnvTRLConfig(base_url=url, group_size=8))
+    args = GRPOConfig(num_generations=8, shuffle_dataset=False, ignore_data_skip=True, max_steps=100, ...)
+    trainer = GRPOTrainer(model, reward_funcs=[openenv.reward], train_dataset=openenv.dataset(args), args=args)
+    openenv.attach(trainer, schedule=EvalSchedule(every=20), per_family=32)   # evals, checkpoints of the sampler
+    trainer.train()
+
+Text mode (the default) trains on environments whose episode is one reply (reasoning-gym's tiers, chain_sum): each
+row's prompt is the chat every consumer shows for the task, and the reward function plays each completion as the
+reply. Tool mode (``tool_mode=True``; pass ``environment_factory=openenv.environment_factory()``) trains multi-step
+environments through TRL's tool loop, one environment object per rollout. Settings that would break the sampler's
+bookkeeping are refused before training, naming the setting (:meth:`check`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from openenv_prime.evaluation.config import EvalConfig
+from openenv_prime.evaluation.harness import EvalHarness, OnResult
+from openenv_prime.evaluation.schedule import EvalSchedule
+from openenv_prime.samplers import make_sampler
+from openenv_prime.trl.config import OpenEnvTRLConfig
+from openenv_prime.trl.environment import TaskEnvironment
+from openenv_prime.trl.rewards import OpenEnvReward
+from openenv_prime.trl.rows import SamplerRows
+from openenv_prime.trl.timers import Timers
+
+
+class OpenEnvTRL:
+    """The server's tasks, the sampler over them, and the dataset, reward function, environment factory and
+    callback that connect them to TRL. Build it before the trainer: it reads the server's tasks and checks it."""
+
+    def __init__(self, config: OpenEnvTRLConfig | None = None, *, tool_mode: bool = False,
+                 score: Callable[..., Sequence[float | None]] | None = None, **settings: Any):
+        if config is not None and settings:
+            raise TypeError("pass an OpenEnvTRLConfig or its settings as keywords, not both")
+        self.config = config if config is not None else OpenEnvTRLConfig(**settings)
+        self.tool_mode = tool_mode
+        self.timers = Timers()
+        self.env = TaskEnvironment(self.config)
+        try:
+            kwargs = {"group_size": self.config.group_size, "seed": self.config.seed, **self.config.sampler_kwargs}
+            self.sampler = make_sampler(self.config.sampler, self.env.tasks, **kwargs)
+        except (TypeError, ValueError) as err:
+            self.env.close()
+            raise ValueError(f"sampler_kwargs: {err}") from None
+        self.rows: SamplerRows | None = None
+        self.reward = OpenEnvReward(self.env, None, self.config.group_size, timers=self.timers, score=score)
+
+    # ---- the pieces ---------------------------------------------------------------------------------
+    def dataset(self, args: Any):
+        """The ``train_dataset``: rows drawn from the sampler one generation batch at a time (checks ``args``)."""
+        self.check(args)
+        rows_per_batch = args.generation_batch_size // args.num_generations
+        if self.rows is None or self.rows.rows_per_batch != rows_per_batch:
+            self.rows = SamplerRows(self.env, self.sampler, rows_per_batch, tool_mode=self.tool_mode, timers=self.timers)
+            self.reward.rows = self.rows
+        return self.rows.dataset()
+
+    def environment_factory(self) -> type:
+        """The class for ``GRPOTrainer(environment_factory=...)`` (tool mode only)."""
+        if not self.tool_mode:
+            raise ValueError("environment_factory() is for tool mode: build OpenEnvTRL(..., tool_mode=True)")
+        if self.rows is None:
+            raise ValueError("call dataset(args) before environment_factory(): the environments play the dataset's rows")
+        from openenv_prime.trl.tools import environment_factory
+
+        return environment_factory(self.env, self.rows)
+
+    def eval_config(self, per_family: int = 20, **overrides: Any) -> EvalConfig:
+        """The eval of the test split with the prompts training uses (the same system prompt, reply format,
+        prompt settings and episode rules)."""
+        c = self.config
+        fields = dict(base_url=c.base_url, env_name=c.env_name, tasks=c.tasks, split=c.test_split, per_family=per_family,
+                      seed=c.seed, family_field=c.family_field, system_prompt=c.system_prompt, reset_kwargs=c.reset_kwargs,
+                      max_concurrency=min(32, c.max_sessions), timeout=c.timeout, check_reset=c.check_reset,
+                      max_steps=c.max_steps, max_invalid_actions=c.max_invalid_actions, reward_mode=c.reward_mode,
+                      **c.prompt_fields())
+        return EvalConfig(**{**fields, **overrides})
+
+    def attach(self, trainer: Any, *, schedule: EvalSchedule | None = None, per_family: int = 20,
+               max_new_tokens: int | None = None, log: str | Path | None = None,
+               on_result: OnResult | Sequence[OnResult] = ()):
+        """Add the callback to ``trainer``: evals on ``schedule`` (None: none) with the trainer's model, greedy, up to
+        ``max_new_tokens`` (default: the run's ``max_completion_length``), records appended to ``log`` (JSONL)."""
+        from openenv_prime.trl.callback import OpenEnvCallback
+
+        self.check(trainer.args)
+        if self.rows is None:
+            raise ValueError("train_dataset is not this OpenEnvTRL's dataset: pass train_dataset=openenv.dataset(args)")
+        harness = None
+        if schedule is not None:
+            harness = EvalHarness(self.eval_config(per_family), schedule, log=log, on_result=on_result)
+        callback = OpenEnvCallback(self, trainer, harness,
+                                   max_new_tokens=max_new_tokens or trainer.args.max_completion_length)
+        trainer.add_callback(callback)
+        return callback
+
+    # ---- checks -------------------------------------------------------------------------------------
+    def check(self, args: Any) -> None:
+        """Refuse GRPOConfig settings under which the sampler would miss groups or see them twice."""
+        if args.num_generations != self.config.group_size:
+            raise ValueError(f"GRPOConfig.num_generations={args.num_generations} differs from the sampler's "
+                             f"group_size={self.config.group_size}; set both to the same number of rollouts per task")
+        if args.shuffle_dataset:
+            raise ValueError("GRPOConfig.shuffle_dataset=True would reorder the sampler's draws; set shuffle_dataset=False")
+        if not args.ignore_data_skip:
+            raise ValueError("GRPOConfig.ignore_data_skip=False would draw and drop the skipped batches on resume "
+                             "(the sampler's state is restored instead); set ignore_data_skip=True")
+        if args.world_size != 1:
+            raise ValueError(f"{args.world_size} training processes: each would draw its own tasks and see only its "
+                             "own rollouts; the sampler path holds on one process (see docs/trl.md)")
+
+    def close(self) -> None:
+        self.env.close()

@@ -1,0 +1,118 @@
+"""The reward function of a TRL run: the environment's rewards, and one sampler update per group.
+
+TRL gives a reward function every completion of a generation batch at once, the ``num_generations`` completions of
+one prompt side by side, before any filter can drop a group. So the function sees every scored group and calls
+``sampler.update(task, rewards, costs)`` exactly once for each (all-equal groups included), with the generated token
+counts as costs. A group whose episodes the environment ended without any reward is not reported (there is no
+evidence in it), as in the MLX trainer.
+
+In text mode each completion is the reply to the task's one question, played through the episode engine on the
+server; in tool mode the episode was played by TRL's tool loop on the environment object, and a text environment
+whose model answered without calling the tool has that answer played as its reply.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from openenv_prime.client.episode import Episode
+from openenv_prime.trl.environment import TaskEnvironment
+from openenv_prime.trl.rows import SamplerRows
+from openenv_prime.trl.timers import Timers
+
+
+def completion_text(completion: Any) -> str:
+    """The model's last reply in a completion: a plain string, or the last assistant message of a conversation."""
+    if isinstance(completion, str):
+        return completion
+    replies = [m for m in completion if m.get("role") == "assistant"]
+    content = replies[-1].get("content") if replies else ""
+    if isinstance(content, list):  # content parts
+        content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
+
+
+class OpenEnvReward:
+    """``reward_funcs=[reward]`` for ``GRPOTrainer``. ``score``, if given, is the user's reward function (TRL's
+    signature): its rewards are returned and reported to the sampler instead of the environment's."""
+
+    def __init__(self, env: TaskEnvironment, rows: SamplerRows, group_size: int, *, timers: Timers,
+                 score: Callable[..., Sequence[float | None]] | None = None):
+        self.env = env
+        self.rows = rows
+        self.group_size = group_size
+        self.timers = timers
+        self.score = score
+        self.__name__ = getattr(score, "__name__", "openenv")  # TRL logs rewards under the function's name
+        self.groups = 0
+
+    def __call__(self, prompts: list, completions: list, completion_ids: list | None = None, *,
+                 draw: list[int] | None = None, environments: list | None = None, **kwargs: Any) -> list[float | None]:
+        if draw is None:
+            raise ValueError("the rows have no 'draw' column: pass this OpenEnvTRL's dataset as train_dataset")
+        with self.timers.time("rewards"):
+            starts = self._groups(draw)
+        if environments is not None:
+            episodes = self._tool_episodes(environments, completions)
+        else:
+            with self.timers.time("rewards"):
+                tasks = [self.rows.task({"task_index": i}) for i in kwargs["task_index"]]
+            with self.timers.time("env_play"):
+                episodes = self.env.play_replies(tasks, [completion_text(c) for c in completions])
+        if self.score is not None:
+            rewards = list(self.score(prompts=prompts, completions=completions, completion_ids=completion_ids,
+                                      draw=draw, environments=environments, **kwargs))
+        else:
+            rewards = [ep.reward for ep in episodes]
+        costs = [float(len(ids)) for ids in completion_ids] if completion_ids is not None else None
+        for start in starts:
+            group = slice(start, start + self.group_size)
+            with self.timers.time("rewards"):
+                row = self.rows.take(draw[start])
+                scored = [r for r in rewards[group] if r is not None]
+                group_costs = [c for c, r in zip(costs[group], rewards[group]) if r is not None] if costs else None
+            if scored:
+                with self.timers.time("sampler"):
+                    self.rows.sampler.update(self.rows.task(row), scored, group_costs)
+            self.groups += 1
+        return rewards
+
+    def _groups(self, draw: list[int]) -> list[int]:
+        """The first position of each group; an error unless every group is ``group_size`` rows of one draw."""
+        g = self.group_size
+        if len(draw) % g:
+            raise ValueError(f"the reward function got {len(draw)} completions, not a multiple of group_size={g}; "
+                             "set GRPOConfig.num_generations to the OpenEnvTRLConfig's group_size")
+        starts = list(range(0, len(draw), g))
+        for start in starts:
+            if len(set(draw[start:start + g])) != 1:
+                raise ValueError(f"completions {start}..{start + g - 1} come from several rows ({sorted(set(draw[start:start + g]))}): "
+                                 "set GRPOConfig.num_generations to group_size and keep shuffle_dataset=False")
+        return starts
+
+    def _tool_episodes(self, environments: list, completions: list) -> list[Episode]:
+        """The episodes TRL's tool loop played; a text environment's unplayed episode gets the answer as its reply."""
+        unplayed = [(env, c) for env, c in zip(environments, completions)
+                    if env.episode is not None and env.episode.turns == 0 and not env.episode.finished]
+        if unplayed and self.env.protocol.free_text:
+            with self.timers.time("env_play"):
+                self.env.sockets.run(_reply_all([(env.episode, completion_text(c)) for env, c in unplayed]))
+        with self.timers.time("env_play"):
+            self.env.sockets.run(_finish_all([env.episode for env in environments if env.episode is not None]))
+        return [env.episode for env in environments]
+
+
+async def _reply_all(pairs: list[tuple[Episode, str]]) -> None:
+    import asyncio
+
+    await asyncio.gather(*(episode.act(reply) for episode, reply in pairs))
+
+
+async def _finish_all(episodes: list[Episode]) -> None:
+    """Stop the episodes still open (the model stopped calling tools) and close their sockets."""
+    import asyncio
+
+    for episode in episodes:
+        if not episode.finished:
+            await episode.act(None)
+    await asyncio.gather(*(ep.session.close() for ep in episodes if ep.session is not None), return_exceptions=True)
