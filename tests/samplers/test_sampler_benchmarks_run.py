@@ -3,7 +3,7 @@
 from benchmarks.samplers import call_cost
 
 
-def test_bench_samplers_measures_every_sampler(monkeypatch):
+def test_call_cost_benchmark_measures_every_sampler(monkeypatch):
     monkeypatch.setattr(call_cost, "SIZES", (("K=3", 3, 2),))
     rows = call_cost.run(pairs=200, repeats=1)
     assert {name for _, name, _ in rows} >= set(call_cost.SAMPLERS)

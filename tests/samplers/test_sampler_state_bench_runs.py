@@ -5,7 +5,7 @@ import json
 from benchmarks.samplers import saved_state
 
 
-def test_bench_sampler_state_prints_its_table(capsys, monkeypatch):
+def test_saved_state_benchmark_prints_its_table(capsys, monkeypatch):
     monkeypatch.setattr(saved_state, "POOLS", (("40 tasks / 4 keys", 40, 4), ("40 tasks / 40 keys", 40, 40)))
     assert saved_state.main(["--pairs", "50"]) == 0
     out = capsys.readouterr().out
