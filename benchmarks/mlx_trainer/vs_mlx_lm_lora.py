@@ -4,7 +4,7 @@ prompts, LoRA and optimizer, every group with signal; generation tokens/s and se
     LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python -m benchmarks.mlx_trainer.vs_mlx_lm_lora --rounds 2 --repeats 2
 
 It installs mlx-lm-lora (not a dependency of this package) into `.venv-mlx-lm-lora/` beside the same mlx and
-mlx-lm versions, then times both trainers in alternating subprocesses (this script again, with --side).
+mlx-lm versions, then times both trainers in alternating subprocesses (this module again, with --side).
 """
 
 from __future__ import annotations
