@@ -66,7 +66,7 @@ def load_config(path: Path, base_url: str, output_dir: Path, batch_size: int, gr
 
 
 def chain_sum_answer(question: str) -> int:
-    from tests.support.scripted_openai import chain_sum_terms  # the repository root is on PYTHONPATH
+    from openenv_prime.testing.scripted_openai import chain_sum_terms
 
     terms = chain_sum_terms(question)
     if not terms:

@@ -70,6 +70,15 @@ def test_samplers_import_only_the_standard_library(path):
         assert ok, f"openenv_prime/{where(path)} imports {name}: samplers use the standard library only"
 
 
+@pytest.mark.parametrize("path", [p for p in modules() if where(p).startswith("testing/")], ids=where)
+def test_test_doubles_import_only_the_standard_library(path):
+    """openenv_prime.testing is imported by tests, benchmarks and patches alike: it must cost nothing to import."""
+    for name in imports(path):
+        top = name.split(".")[0]
+        ok = top in sys.stdlib_module_names or top == "__future__" or name.startswith("openenv_prime.testing")
+        assert ok, f"openenv_prime/{where(path)} imports {name}: the test doubles use the standard library only"
+
+
 @pytest.mark.parametrize("path", [p for p in modules() if where(p).startswith("client/")], ids=where)
 def test_client_imports_only_its_wire_libraries(path):
     for name in imports(path):

@@ -37,7 +37,7 @@ def _url(sock: socket.socket) -> str:
 
 def _skip_gradio_unless_web_ui() -> None:
     """openenv imports its gradio web UI inside try/except ModuleNotFoundError; blocking the import makes
-    importing openenv about 3x faster (benchmarks/chain_sum_server_startup.py). ENABLE_WEB_INTERFACE=true
+    importing openenv about 3x faster (benchmarks/envs/server_startup.py). ENABLE_WEB_INTERFACE=true
     keeps the web UI."""
     if os.getenv("ENABLE_WEB_INTERFACE", "false").lower() not in ("true", "1", "yes"):
         sys.modules.setdefault("gradio", None)

@@ -23,7 +23,7 @@ from openenv_prime.client import (
     StepResult,
 )
 from openenv_prime.envs.launch import local_server
-from tests.support.scripted_openai import chain_sum_terms
+from openenv_prime.testing.scripted_openai import chain_sum_terms
 from tests.support.waiting import HANG_GUARD_S, until_async
 
 

@@ -21,8 +21,8 @@ from openenv_prime.envs.launch import local_server
 from openenv_prime.envs.reasoning_gym_tiers import DatasetError, ReasoningGymTaskset, check_datasets, dataset_tiers
 from openenv_prime.envs.reasoning_gym_tiers.overlap import overlap_report
 from openenv_prime.envs.reasoning_gym_tiers.scoring import score_reply
+from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer, last_user_text
 from tests.conftest import OPENENV010_PYTHON_VAR
-from tests.support.scripted_openai import ScriptedOpenAIServer, last_user_text
 
 ROOT = Path(__file__).resolve().parents[2]
 DATASETS = ("leg_counting", "basic_arithmetic", "chain_sum")

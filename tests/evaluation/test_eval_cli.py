@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.scripted_openai import ScriptedOpenAIServer, chain_sum_rule
+from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer, chain_sum_rule
 from tests.support.waiting import HANG_GUARD_S
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from openenv_prime.client.errors import OpenEnvError, UnknownSplitError
 from openenv_prime.evaluation import EvalConfig, ModelEndpointError, OpenAIPolicy, run_eval, run_eval_async
-from tests.support.scripted_openai import (
+from openenv_prime.testing.scripted_openai import (
     ScriptedOpenAIServer,
     chain_sum_rule,
     chain_sum_terms,

@@ -13,10 +13,10 @@ import pytest
 
 from openenv_prime.client.resetcheck import ResetIgnoredError
 from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
+from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer, last_user_text
 from tests.evaluation.test_eval_cli import _eval
 from tests.support.partial_task_api_server import seed_task_lines
 from tests.support.processes import free_port, serving
-from tests.support.scripted_openai import ScriptedOpenAIServer, last_user_text
 
 _NUMBER = re.compile(r"Reply with the number (\d+)\.")
 
@@ -166,7 +166,7 @@ class _HugeForTier1:
     """An in-process policy whose tier-1 replies are larger than the server accepts (uvicorn: 16 MiB)."""
 
     async def complete(self, prompts):
-        from tests.support.scripted_openai import chain_sum_terms
+        from openenv_prime.testing.scripted_openai import chain_sum_terms
 
         replies = []
         for messages in prompts:

@@ -8,7 +8,7 @@ import httpx
 import openai
 import pytest
 
-from tests.support.scripted_openai import ScriptedOpenAIServer, chain_sum_rule, chain_sum_terms, fixed
+from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer, chain_sum_rule, chain_sum_terms, fixed
 
 QUESTION = "State the final answer to the following arithmetic problem: 6639 + 8543 - 9399 + 6527 - 7599 ="
 

@@ -16,8 +16,8 @@ import pytest
 
 from openenv_prime.client import open_task_source
 from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
+from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer, last_user_text
 from tests.imported.helpers import sum_in
-from tests.support.scripted_openai import ScriptedOpenAIServer, last_user_text
 from tests.verifiers_taskset.helpers import make_env, run_episodes
 
 ROOT = Path(__file__).resolve().parents[2]

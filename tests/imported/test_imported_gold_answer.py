@@ -8,9 +8,9 @@ from __future__ import annotations
 import asyncio
 
 from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
+from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer
 from tests.imported.helpers import sum_in
 from tests.imported.test_imported_envs import adder
-from tests.support.scripted_openai import ScriptedOpenAIServer
 from tests.verifiers_taskset.helpers import make_env, run_episodes
 
 

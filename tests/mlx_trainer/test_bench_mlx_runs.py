@@ -1,9 +1,8 @@
-"""The MLX benchmarks (benchmarks/bench_mlx_*.py) build their batches and runs with the trainer's own parts: a change
+"""The MLX benchmarks (benchmarks/mlx_trainer/) build their batches and runs with the trainer's own parts: a change
 there must not break them silently."""
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 import sys
 
@@ -11,62 +10,56 @@ import pytest
 
 from tests.support.waiting import HANG_GUARD_S
 
-BENCHMARKS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def _bench(name: str = "bench_mlx_common"):
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BENCHMARKS = ROOT / "benchmarks" / "mlx_trainer"
 
 
 def test_env_prompts_are_chat_templated_observations(tiny_model_dir, chain_sum_server):
     from mlx_lm import load
 
+    from benchmarks.mlx_trainer import common  # imported in the test, not at collection: it sets HF_HUB_OFFLINE
+
     _, tokenizer = load(str(tiny_model_dir))
-    prompts = _bench().env_prompts(chain_sum_server, tokenizer, 3, "Answer with the number.")
+    prompts = common.env_prompts(chain_sum_server, tokenizer, 3, "Answer with the number.")
     assert len(prompts) == 3 and all(isinstance(t, int) for p in prompts for t in p)
     assert len({tuple(p) for p in prompts}) == 3  # three tasks, three questions
     assert all(len(p) > 20 for p in prompts)
 
 
-def test_each_benchmark_script_starts(tmp_path):
-    """Each benchmark is its own script that finds the shared module beside it (run from another directory)."""
+def test_each_benchmark_module_starts():
+    """Each benchmark is a module run from the repository root (`python -m benchmarks.mlx_trainer.NAME --help`)."""
     import subprocess
 
-    scripts = sorted(BENCHMARKS.glob("bench_mlx_*.py"))
-    assert {s.stem for s in scripts} >= {"bench_mlx_speed", "bench_mlx_compare", "bench_mlx_interrupt",
-                                         "bench_mlx_vs_mlx_lm_lora", "bench_mlx_quantized"}
-    for script in scripts:
-        if script.stem == "bench_mlx_common":
-            continue
-        done = subprocess.run([sys.executable, str(script), "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=HANG_GUARD_S)
-        assert done.returncode == 0 and "usage:" in done.stdout, f"{script.name}: {done.stderr[-1000:]}"
+    names = {path.stem for path in BENCHMARKS.glob("*.py")} - {"__init__", "common", "tiny_world"}
+    assert names == {"speed", "compare", "interrupt", "vs_mlx_lm_lora", "quantized", "default_run", "blas"}
+    for name in sorted(names):
+        done = subprocess.run([sys.executable, "-m", f"benchmarks.mlx_trainer.{name}", "--help"], cwd=ROOT,
+                              capture_output=True, text=True, timeout=HANG_GUARD_S)
+        assert done.returncode == 0 and "usage:" in done.stdout, f"{name}: {done.stderr[-1000:]}"
 
 
 def test_benchmark_runs_train_on_the_chain_sum_config_not_the_default():
     """The benchmarks' tables stay comparable when the embedded default changes: they read configs/mlx/chain-sum.toml."""
+    from benchmarks.mlx_trainer import common
     from openenv_prime.mlx_trainer.config import config_from_dict
 
-    config = config_from_dict(_bench().chain_sum_config())
+    config = config_from_dict(common.chain_sum_config())
     assert config.environment.embedded == "chain-sum" and config.environment.family_field == "tier"
-    assert config.grpo.system_prompt == _bench().SYSTEM_PROMPT
+    assert config.grpo.system_prompt == common.SYSTEM_PROMPT
 
 
 @pytest.mark.slow
 def test_the_comparison_runs_each_sampler_resumably_and_reports(tmp_path):
-    """bench_mlx_compare.py on the tiny model (1 seed x 2 steps, reasoning-gym server with a heldout split): each
+    """benchmarks.mlx_trainer.compare on the tiny model (1 seed x 2 steps, reasoning-gym server with a heldout split): each
     sampler trains in its own run directory, the peer's state is the peer's, a second call trains nothing again,
     and the report prints the tables and draws the overlaid plot."""
     import json
     import subprocess
 
-    command = [sys.executable, str(BENCHMARKS / "bench_mlx_compare.py"), "--model", "tiny", "--seeds", "0", "--steps", "2",
+    command = [sys.executable, "-m", "benchmarks.mlx_trainer.compare", "--model", "tiny", "--seeds", "0", "--steps", "2",
                "--datasets", "products", "--train-size", "8", "--heldout-size", "3", "--eval-every", "0",
                "--group-size", "2", "--out", str(tmp_path / "cmp")]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=HANG_GUARD_S)
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert done.returncode == 0, done.stderr[-3000:]
     for sampler in ("curriculum", "uniform", "greso"):
         run = tmp_path / "cmp" / "seed0" / sampler
@@ -87,5 +80,25 @@ def test_the_comparison_runs_each_sampler_resumably_and_reports(tmp_path):
     assert len(tables) == 3
     for table in tables:  # every row, the separator included, has as many cells as the header
         assert {line.count("|") for line in table} == {table[0].count("|")}, table[:2]
-    again = subprocess.run(command, capture_output=True, text=True, timeout=HANG_GUARD_S)
+    again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert again.returncode == 0 and "training (" not in again.stdout and "| uniform | 0 |" in again.stdout
+
+
+def test_the_tiny_world_pays_only_for_seven(tmp_path):
+    """`speed --model tiny`'s game, served as a user's environment: tasks carry their family, "7" is right."""
+    import asyncio
+
+    from benchmarks.mlx_trainer.tiny_world import TRAIN_TASKS, tiny_world_server
+    from openenv_prime.client import EpisodeSession, TaskAPIClient
+
+    async def play(url: str, answer: str) -> tuple[str, float | None, bool]:
+        async with EpisodeSession(url) as session:
+            first = await session.reset(split="train", index=TRAIN_TASKS - 1)
+            last = await session.step({"answer": answer})
+        return first.observation["question"], last.reward, last.done
+
+    with tiny_world_server(tmp_path) as url:
+        specs = TaskAPIClient(url).tasks("train")
+        assert len(specs) == TRAIN_TASKS and {spec["level"] for spec in specs} == {0}
+        assert asyncio.run(play(url, "7")) == ("say 7:", 1.0, True)
+        assert asyncio.run(play(url, "3")) == ("say 7:", 0.0, True)

@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from tests.support.scripted_openai import last_user_text
+from openenv_prime.testing.scripted_openai import last_user_text
 
 GOAL = re.compile(r"goal at \[(\d+), (\d+)\]")
 POSITION = re.compile(r"^x: (\d+)\ny: (\d+)$", re.MULTILINE)

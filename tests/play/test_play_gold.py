@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
+from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer
 from tests.play.gold_server import GOLD, TASKS, gold_in
 from tests.play.players import gold_rule, prompt_texts, user_texts
-from tests.support.scripted_openai import ScriptedOpenAIServer
 from tests.support.waiting import HANG_GUARD_S
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,8 +15,8 @@ import pytest
 
 from openenv_prime.client.observations import DEFAULT_BUDGET
 from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
+from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer
 from tests.play.players import catch_rule, fire_rule, guess_rule, snake_rule, system_text, user_texts
-from tests.support.scripted_openai import ScriptedOpenAIServer
 from tests.support.waiting import HANG_GUARD_S
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,9 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer
 from tests.support import rules_script
 from tests.support.rules_script import EXPECTED, RULES, TASK, reply, reply_to_messages
-from tests.support.scripted_openai import ScriptedOpenAIServer
 
 # reward_mode "last" clipped into [0, 0.5]: the rewards EXPECTED's episodes then earn
 LAST_CLIPPED = {"onestep-a": 0.5, "onestep-b": 0.0, "delayed": 0.5, "flaky": 0.5, "unscored": None, "endless": 0.25,

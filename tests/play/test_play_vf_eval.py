@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer
 from tests.play.players import grid_rule, mcp_rule, user_texts
-from tests.support.scripted_openai import ScriptedOpenAIServer
 from tests.support.waiting import HANG_GUARD_S
 
 VF_EVAL = Path(sys.executable).with_name("vf-eval")

@@ -1,14 +1,12 @@
-"""benchmarks/peer_sampler.py: the simulator's 2025 peers behind the package's sampler interface, as the real-run
-comparison (benchmarks/bench_mlx_compare.py) trains with them. A checkpointed state must continue the exact draws,
-a bad state must be refused without a trace, and the draws must be the simulator's own rule's."""
+"""benchmarks/worlds/peer_sampler.py: the simulator's 2025 peers behind the package's sampler interface, as the
+real-run comparison (benchmarks/mlx_trainer/compare.py) trains with them. A checkpointed state must continue the exact
+draws, a bad state must be refused without a trace, and the draws must be the simulator's own rule's."""
 
 from __future__ import annotations
 
 import importlib
 import json
-import pathlib
 import random
-import sys
 
 import pytest
 from hypothesis import given, settings
@@ -16,15 +14,9 @@ from hypothesis import strategies as st
 
 from openenv_prime.samplers import Task, TaskSampler
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
 @pytest.fixture(scope="module")
 def peers():
-    for path in (ROOT, ROOT / "benchmarks"):
-        if str(path) not in sys.path:
-            sys.path.insert(0, str(path))
-    return importlib.import_module("peer_sampler")
+    return importlib.import_module("benchmarks.worlds.peer_sampler")
 
 
 TASKS = [Task("train", i, f"f{i // 10}") for i in range(60)]  # 6 families of 10

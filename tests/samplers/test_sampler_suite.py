@@ -3,20 +3,14 @@ their own rules, samplers see only (task, rewards), and screening rollouts are p
 the tables, not asserted here: these check structure."""
 
 import importlib
-import pathlib
 import random
-import sys
 
 import pytest
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def worlds():
     """The benchmarks.worlds package, imported from the repository root."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
     names = ("suite", "tiers", "peers", "peers2025", "simulate", "worlds")
     return {name: importlib.import_module(f"benchmarks.worlds.{name}") for name in names}
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.scripted_openai import ScriptedOpenAIServer, chain_sum_rule
+from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer, chain_sum_rule
 
 CORRECT_TIERS = {0, 1, 2}
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from openenv_prime.envs.launch import local_server
 from openenv_prime.client.rewards import aggregate
-from tests.support.scripted_openai import (
+from openenv_prime.testing.scripted_openai import (
     ScriptedOpenAIServer,
     chain_sum_rule,
     chain_sum_terms,

@@ -8,9 +8,9 @@ import asyncio
 
 import pytest
 
+from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer
 from tests.play.gold_server import GOLD, TASKS, gold_in, gold_serving
 from tests.play.players import gold_rule, prompt_texts, user_texts
-from tests.support.scripted_openai import ScriptedOpenAIServer
 from tests.verifiers_taskset.helpers import make_env, run_episodes
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer, fixed
 from tests.support.processes import free_port, serving
-from tests.support.scripted_openai import ScriptedOpenAIServer, fixed
 from tests.verifiers_taskset.helpers import make_env, run_episodes
 
 SERVER = Path(__file__).with_name("guess_server.py")

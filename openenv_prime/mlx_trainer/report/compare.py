@@ -1,4 +1,4 @@
-"""Runs of several samplers over several seeds on one PNG (benchmarks/bench_mlx_compare.py draws it)."""
+"""Runs of several samplers over several seeds on one PNG (benchmarks/mlx_trainer/compare.py draws it)."""
 
 from __future__ import annotations
 

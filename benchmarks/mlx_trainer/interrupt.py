@@ -1,7 +1,7 @@
 """How long `openenv-prime train` takes to stop after Ctrl-C: SmolLM2 on chain_sum (`configs/mlx/chain-sum.toml`,
 evals off), Ctrl-C sent at spread-out moments of step 2 (generation or training), beside how long step 1's generation took.
 
-    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python benchmarks/bench_mlx_interrupt.py --tries 4
+    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python -m benchmarks.mlx_trainer.interrupt --tries 4
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_mlx_common import chain_sum_config
+from benchmarks.mlx_trainer.common import chain_sum_config
 
 
 def interrupt(args) -> None:

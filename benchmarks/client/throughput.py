@@ -1,6 +1,6 @@
 """Throughput of the OpenEnv wire client against a real chain_sum server, beside a bare websockets loop.
 
-    .venv/bin/python benchmarks/bench_client.py            # defaults: concurrency 1, 32, 128; 3 rounds
+    .venv/bin/python -m benchmarks.client.throughput            # defaults: concurrency 1, 32, 128; 3 rounds
 
 Episodes: one episode = open a /ws socket, reset(split="test", index=i), step({"answer": ...}), close:
 through ``EpisodeSession`` and through a bare ``websockets`` loop that sends the same frames with the same

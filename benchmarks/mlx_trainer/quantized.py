@@ -1,7 +1,7 @@
 """SmolLM2 f32 against mlx's own 8- and 4-bit quantization (a QLoRA base), same LoRA and batch: generation
 tokens/s and training seconds, interleaved rounds in one process.
 
-    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python benchmarks/bench_mlx_quantized.py --tasks 1 --group 4 --max-tokens 8 --rounds 1
+    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python -m benchmarks.mlx_trainer.quantized --tasks 1 --group 4 --max-tokens 8 --rounds 1
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_mlx_common import shared_batch
+from benchmarks.mlx_trainer.common import shared_batch
 
 
 def quantized(args) -> None:

@@ -1,12 +1,12 @@
-"""What the MLX trainer benchmarks (`benchmarks/bench_mlx_*.py`) share: the model and environment of a run,
+"""What the MLX trainer benchmarks (`benchmarks/mlx_trainer/`) share: the model and environment of a run,
 the prompts the trainer renders, a short training run with the settings of `configs/mlx/chain-sum.toml`, and
-the fixed batch two trainers are timed on. Each benchmark is its own script:
+the fixed batch two trainers are timed on. Each benchmark is its own module:
 
-    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python benchmarks/bench_mlx_speed.py --model tiny
-    LD_PRELOAD=... .venv/bin/python benchmarks/bench_mlx_compare.py --seeds 0 1 2 3 --out runs/compare
-    LD_PRELOAD=... .venv/bin/python benchmarks/bench_mlx_vs_mlx_lm_lora.py --rounds 2
-    LD_PRELOAD=... .venv/bin/python benchmarks/bench_mlx_quantized.py --rounds 1
-    LD_PRELOAD=... .venv/bin/python benchmarks/bench_mlx_interrupt.py --tries 4
+    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python -m benchmarks.mlx_trainer.speed --model tiny
+    LD_PRELOAD=... .venv/bin/python -m benchmarks.mlx_trainer.compare --seeds 0 1 2 3 --out runs/compare
+    LD_PRELOAD=... .venv/bin/python -m benchmarks.mlx_trainer.vs_mlx_lm_lora --rounds 2
+    LD_PRELOAD=... .venv/bin/python -m benchmarks.mlx_trainer.quantized --rounds 1
+    LD_PRELOAD=... .venv/bin/python -m benchmarks.mlx_trainer.interrupt --tries 4
 
 The runs train with `configs/mlx/chain-sum.toml` (the comparison pins its own settings, those of the default run when
 it was measured), not the embedded default, so that a change of the default run does not change what these tables
@@ -18,13 +18,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sys
 from pathlib import Path
 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHAIN_SUM_CONFIG = ROOT / "configs" / "mlx" / "chain-sum.toml"
 SYSTEM_PROMPT = "Reply with only the final number."
 SETTINGS = {  # model -> (tasks per step, group size, max new tokens)
@@ -80,6 +79,7 @@ def run_training(model: str, url: str, steps: int, out: Path, family_field: str 
     if tiny:
         data["lora"]["layers"] = -1
         data["grpo"].update(learning_rate=3e-4, system_prompt="")
+        data["environment"]["check_reset"] = False  # every "say 7" task starts alike, as it should
     data["environment"]["family_field"] = family_field
     data.update(seed=0, steps=steps, plot=False)
     data["model"]["path"] = model
@@ -93,20 +93,17 @@ def run_training(model: str, url: str, steps: int, out: Path, family_field: str 
 
 @contextlib.contextmanager
 def environment(model: str, tmp: Path):
-    """SmolLM2 on chain_sum; the tiny model on the tests' toy environment ("say 7") after a format-SFT
-    warm start, so that its groups have signal and the training phase is really exercised.
+    """SmolLM2 on chain_sum; the tiny model in `tiny_world` ("say 7") after a format warm start, so that its
+    groups have signal and the training phase is really exercised.
     Yields (model path, server URL, family field, system prompt)."""
     from openenv_prime.envs.launch import local_server
 
     if model == "tiny":
-        sys.path.insert(0, str(ROOT / "tests" / "mlx_trainer"))
-        from trainer_helpers import SMALL_VOCAB, format_sft_model, toy_server
-
+        from benchmarks.mlx_trainer.tiny_world import VOCAB, format_warm_start, tiny_world_server
         from openenv_prime.mlx_trainer.model.sources import build_tiny_model
 
-        base = build_tiny_model(tmp / "tiny", vocab=SMALL_VOCAB)
-        path = format_sft_model(base, tmp / "sft", ["say 7:"])
-        with toy_server("0") as (url, _):
+        path = format_warm_start(build_tiny_model(tmp / "tiny", vocab=VOCAB), tmp / "warm")
+        with tiny_world_server(tmp) as url:
             yield str(path), url, "level", ""
     else:
         with local_server("chain-sum", tiers=5, max_sessions=64) as url:

@@ -5,7 +5,7 @@ task and steps the answer. `run_eval` adds task listing and choice, prompt rende
 the embedded chain_sum server (5 tiers) and an in-process policy that answers from the question; the last
 rows put the scripted OpenAI-compatible server behind `OpenAIPolicy` to add the HTTP model hop.
 
-    .venv/bin/python benchmarks/eval_throughput.py [--per-family 40] [--repeats 3]
+    .venv/bin/python -m benchmarks.evaluation.throughput [--per-family 40] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -13,19 +13,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import time
-from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from openenv_prime.client import EpisodeSession, TaskAPIClient, load_sampler_tasks  # noqa: E402
-from openenv_prime.envs.launch import local_server  # noqa: E402
-from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, choose_tasks, run_eval  # noqa: E402
-from tests.support.scripted_openai import ScriptedOpenAIServer, chain_sum_rule, chain_sum_terms  # noqa: E402
+from openenv_prime.client import EpisodeSession, TaskAPIClient, load_sampler_tasks
+from openenv_prime.envs.launch import local_server
+from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, choose_tasks, run_eval
+from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer, chain_sum_rule, chain_sum_terms
 
 
 def answer(question: str) -> str:

@@ -1,10 +1,10 @@
 """The MLX trainer against mlx-lm-lora's GRPO, side by side on the same batch: SmolLM2 f32, the same chain_sum
 prompts, LoRA and optimizer, every group with signal; generation tokens/s and seconds, training seconds.
 
-    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python benchmarks/bench_mlx_vs_mlx_lm_lora.py --rounds 2 --repeats 2
+    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python -m benchmarks.mlx_trainer.vs_mlx_lm_lora --rounds 2 --repeats 2
 
 It installs mlx-lm-lora (not a dependency of this package) into `.venv-mlx-lm-lora/` beside the same mlx and
-mlx-lm versions, then times both trainers in alternating subprocesses (this script again, with --side).
+mlx-lm versions, then times both trainers in alternating subprocesses (this module again, with --side).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_mlx_common import ROOT, shared_batch
+from benchmarks.mlx_trainer.common import ROOT, shared_batch
 
 PEER = "mlx-lm-lora==5.10.2"
 PEER_VENV = ROOT / ".venv-mlx-lm-lora"
@@ -119,7 +119,6 @@ def vs_mlx_lm_lora(args) -> None:
     from openenv_prime.mlx_trainer.model.blas import detect_blas
 
     python = peer_python()
-    here = Path(__file__).resolve()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with tempfile.TemporaryDirectory() as tmp:
         spec = shared_batch(Path(tmp), args.tasks, args.group, args.max_tokens, args.seed)
@@ -129,7 +128,7 @@ def vs_mlx_lm_lora(args) -> None:
         sides = [("ours", sys.executable), ("peer", str(python))]
         for r in range(args.rounds):
             for name, exe in (sides if r % 2 == 0 else sides[::-1]):
-                out = subprocess.run([exe, str(here), "--side", name, "--batch", str(batch_file),
+                out = subprocess.run([exe, "-m", __spec__.name, "--side", name, "--batch", str(batch_file),
                                       "--repeats", str(args.repeats)], env=env, capture_output=True, text=True)
                 if out.returncode != 0:
                     raise SystemExit(f"{name} run failed:\n{out.stderr[-3000:]}")

@@ -5,7 +5,7 @@ task of their family asks; per seed one run of each sampler, interleaved (seed 0
 its noise (binomial standard error, seed-to-seed spread), sampled reward and groups with signal per quarter of the
 run, medians and per-seed wins, and one plot with the samplers overlaid.
 
-    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python benchmarks/bench_mlx_compare.py --seeds 0 1 2 3 --out runs/compare
+    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python -m benchmarks.mlx_trainer.compare --seeds 0 1 2 3 --out runs/compare
 
 The defaults are the run docs/mlx.md reports: the default run's 16 steps and settings on products and
 basic_arithmetic in tiers 0 and 1 (tier 1 starts at 0 held-out accuracy, so the samplers have families of different
@@ -15,7 +15,7 @@ took about an hour on the shared 2-core machine.
 Each (sampler, seed) trains in its own process into OUT/seedN/SAMPLER/ (config beside it, OUT/seedN/SAMPLER.json); a
 finished run is skipped and a started one resumes from its checkpoint, so a killed compare continues where it stopped.
 --report-only prints the tables and draws the plot from what is there. --model tiny is the smoke path (a random tiny
-model, seconds). The peer comes from benchmarks/peer_sampler.py (the simulator's own rule behind the sampler interface).
+model, seconds). The peer comes from benchmarks/worlds/peer_sampler.py (the simulator's own rule behind the sampler interface).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench_mlx_common import SYSTEM_PROMPT, finished, model_path, records
+from benchmarks.mlx_trainer.common import SYSTEM_PROMPT, finished, model_path, records
 
 PACKAGE_SAMPLERS = ("curriculum", "uniform")
 PEER = "greso"  # the strongest 2025 peer (docs/mlx.md says why); --samplers takes another of peer_sampler.PEERS
@@ -96,7 +96,7 @@ def run_one(run: Path, config: dict, sampler: str, url: str) -> None:
                                 "config": config}, indent=1))
     load, started, cpu = os.getloadavg()[0], time.perf_counter(), _children_cpu()
     print(f"{run}: training ({sampler}, seed {config['seed']}, {config['steps']} steps), load {load:.1f}", flush=True)
-    done = subprocess.run([sys.executable, __file__, "--train-one", str(spec), "--run", str(run), "--url", url])
+    done = subprocess.run([sys.executable, "-m", __spec__.name, "--train-one", str(spec), "--run", str(run), "--url", url])
     if done.returncode != 0:
         raise SystemExit(f"{run}: the training process exited with status {done.returncode}; run the same command "
                          "again to resume it")
@@ -119,7 +119,7 @@ def train_one(spec_path: str, run: str, url: str) -> None:
     config = config_from_dict(data)
     wrapper = None
     if spec["peer"]:
-        from peer_sampler import make_peer_sampler
+        from benchmarks.worlds.peer_sampler import make_peer_sampler
 
         def wrapper(stand_in):
             return make_peer_sampler(spec["peer"], stand_in.pool, seed=config.seed, group_size=config.grpo.group_size)
@@ -337,13 +337,13 @@ def plot(runs: dict[str, dict[int, dict]], families: list[str], reach: list[str]
 
 
 def main() -> None:
-    from peer_sampler import PEERS
+    from benchmarks.worlds.peer_sampler import PEERS
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
     parser.add_argument("--samplers", nargs="+", default=["curriculum", "uniform", PEER],
                         choices=[*PACKAGE_SAMPLERS, *PEERS],
-                        help="in this order within each seed; a peer name runs benchmarks/peer_sampler.py's adapter")
+                        help="in this order within each seed; a peer name runs benchmarks/worlds/peer_sampler.py's adapter")
     parser.add_argument("--steps", type=int, default=16)
     parser.add_argument("--datasets", type=lambda s: s.split(","), default=["products", "basic_arithmetic"],
                         help="reasoning-gym datasets, comma-separated; families are dataset x tier")

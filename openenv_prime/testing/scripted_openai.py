@@ -1,4 +1,4 @@
-"""A scripted OpenAI-compatible chat server for fast, deterministic tests.
+"""A scripted OpenAI-compatible chat server for fast, deterministic tests and benchmarks.
 
 It speaks enough of the OpenAI HTTP API for `openai`, httpx and verifiers clients: ``POST
 /v1/chat/completions`` (plain JSON, or SSE when ``"stream": true``, with ``n`` choices and a ``usage``
@@ -8,8 +8,14 @@ exactly what the "model" says; every request body is recorded for assertions.
 Standard library only (``http.server`` in a background thread), so it starts in milliseconds and needs
 nothing beyond Python::
 
+    from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer, chain_sum_rule
+
     with ScriptedOpenAIServer(chain_sum_rule(correct_tiers={0, 1})) as base_url:
         ...  # base_url is "http://127.0.0.1:PORT/v1"
+
+It is a test double, so it sits in `openenv_prime.testing` (see that package's docstring): the tests, the
+benchmarks (the model beside `run_eval` and the taskset) and `patches/orchestrator_smoke.py` (its chain_sum parser)
+all import it from here.
 """
 
 from __future__ import annotations

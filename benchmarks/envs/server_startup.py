@@ -1,6 +1,6 @@
 """Start-up cost of the chain_sum server: importing openenv with and without gradio, and launch to healthy.
 
-Run: .venv/bin/python benchmarks/chain_sum_server_startup.py [--repeats 3]
+Run: .venv/bin/python -m benchmarks.envs.server_startup [--repeats 3]
 Each openenv interpreter found (.venv's openenv 0.4.1; OPENENV_PRIME_OPENENV010_PYTHON's 0.10.0) is measured.
 """
 

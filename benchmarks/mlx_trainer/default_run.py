@@ -3,8 +3,8 @@ it takes. Per seed: greedy test-split accuracy per family at the first and the l
 tasks, sampled reward in the first and last quarter of the steps, groups with signal, seconds per step (from
 log.jsonl) and the wall time of the whole `openenv-prime train` command, with the load average beside it.
 
-    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python benchmarks/bench_mlx_default.py --seeds 0 1 2
-    LD_PRELOAD=... .venv/bin/python benchmarks/bench_mlx_default.py --seeds 0 --set grpo.learning_rate=1e-4 --out runs/lr1e-4
+    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python -m benchmarks.mlx_trainer.default_run --seeds 0 1 2
+    LD_PRELOAD=... .venv/bin/python -m benchmarks.mlx_trainer.default_run --seeds 0 --set grpo.learning_rate=1e-4 --out runs/lr1e-4
 
 Each seed runs as its own `openenv-prime train` process, one after the other; --set KEY=VALUE (a TOML value) changes
 the default for a sweep. A finished seed's run directory is reported, not run again.
@@ -22,7 +22,7 @@ import time
 import tomllib
 from pathlib import Path
 
-from bench_mlx_common import finished, records
+from benchmarks.mlx_trainer.common import finished, records
 
 
 def config_with(overrides: list[str], seed: int) -> dict:

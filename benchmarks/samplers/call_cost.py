@@ -2,7 +2,7 @@
 
 Beside each sampler: a bare loop (the same calls into no-op methods, the floor any Python sampler pays)
 and a naive weighted draw (`random.choices` over all K weights, what an O(K) sampler pays per draw).
-Run: .venv/bin/python benchmarks/bench_samplers.py [--pairs 20000] [--repeats 5]
+Run: .venv/bin/python -m benchmarks.samplers.call_cost [--pairs 20000] [--repeats 5]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Both tasksets run inside verifiers exactly as `vf-eval` runs them (one `serving(
 how it talks to the server and how it turns replies into actions. A bare loop (one `/ws` session
 and one chat request per episode, no verifiers) shows what the plumbing itself costs.
 
-    .venv/bin/python benchmarks/bench_taskset.py [--episodes 64] [--concurrency 1 64]
+    .venv/bin/python -m benchmarks.verifiers_taskset.throughput [--episodes 64] [--concurrency 1 64]
 
 The scripted model answers every chain_sum question exactly, so a success rate below 1.0 is the
 bridge losing episodes, not the model."""
@@ -15,19 +15,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import time
-from pathlib import Path
 
 import httpx
 from rich.console import Console
 from rich.table import Table
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from openenv_prime.client import EpisodeSession, observation_to_text, reply_to_action  # noqa: E402
-from openenv_prime.envs.launch import local_server  # noqa: E402
-from tests.support.scripted_openai import ScriptedOpenAIServer, chain_sum_rule  # noqa: E402
+from openenv_prime.client import EpisodeSession, observation_to_text, reply_to_action
+from openenv_prime.envs.launch import local_server
+from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer, chain_sum_rule
 
 MODEL = "scripted"
 HARNESS = {"harness": {"id": "openenv-prime"}, "runtime": {"type": "subprocess"}}

@@ -5,7 +5,7 @@ trainers do), so keys sit in mid-cycle and tasks of keys with several tasks hold
 Beside the state as saved (version 2: per key a seed and a position for its shuffle cycle, the RNG as
 base64, per reported task its evidence) is the size version 1 had for the same state (every key's
 shuffle order in full, the RNG as a list of ints, no per-task evidence).
-Run: .venv/bin/python benchmarks/bench_sampler_state.py [--pairs 20000]
+Run: .venv/bin/python -m benchmarks.samplers.saved_state [--pairs 20000]
 """
 
 from __future__ import annotations

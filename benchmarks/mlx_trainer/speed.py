@@ -2,8 +2,8 @@
 same model, prompts and batch; then where a training step's time goes (generation / environment / training /
 other) in real runs, with and without the next step's resets prefetched during training, interleaved.
 
-    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python benchmarks/bench_mlx_speed.py --model tiny
-    LD_PRELOAD=... .venv/bin/python benchmarks/bench_mlx_speed.py --model smollm2
+    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python -m benchmarks.mlx_trainer.speed --model tiny
+    LD_PRELOAD=... .venv/bin/python -m benchmarks.mlx_trainer.speed --model smollm2
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_mlx_common import CHAIN_SUM_CONFIG, SETTINGS, env_prompts, environment, run_training
+from benchmarks.mlx_trainer.common import CHAIN_SUM_CONFIG, SETTINGS, env_prompts, environment, run_training
 
 
 def bench_generation(model, tokenizer, prompts, max_tokens: int, repeats: int) -> tuple[float, float]:

@@ -5,29 +5,20 @@ beside prime-rl's own `DifficultyPoolSampler` and `StandardSampler`, at 1,000, 1
 100,000 tasks, in one run. Tasks are the openenv-prime taskset's own `OpenEnvTask`s; groups are
 real verifiers Episodes of 8 traces, built outside the timed region.
 
-    PRIME_RL_DIR=/path/to/prime-rl .venv-primerl/bin/python benchmarks/bench_prime_rl.py
+    P=/path/to/patched/prime-rl
+    PYTHONPATH=.:$P/src:$P/packages/prime-rl-configs/src .venv-primerl/bin/python -m benchmarks.prime_rl_adapter.call_cost
 
 Needs a prime-rl checkout with patches/prime-rl-custom-sampler.patch applied (for the adapter's
-base class only; the patch does not touch the samplers timed here).
+base class only; the patch does not touch the samplers timed here), on PYTHONPATH as patches/check puts it.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
+import importlib.util
 import random
 import statistics
-import sys
 import time
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-
-def add_prime_rl(path: str) -> None:
-    for sub in ("src", "packages/prime-rl-configs/src"):
-        sys.path.insert(0, str(Path(path, sub)))
 
 
 def make_tasks(n: int, families: int = 10) -> list:
@@ -106,13 +97,12 @@ def checkpoint_cost(sampler) -> tuple[float, float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--prime-rl", default=os.environ.get("PRIME_RL_DIR"), help="prime-rl checkout (or PRIME_RL_DIR)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--calls", type=int, default=400, help="next+observe pairs per row")
     args = parser.parse_args()
-    if not args.prime_rl:
-        parser.error("pass --prime-rl DIR or set PRIME_RL_DIR to a patched prime-rl checkout")
-    add_prime_rl(args.prime_rl)
+    if importlib.util.find_spec("prime_rl") is None:
+        parser.error("prime_rl does not import: put a patched prime-rl checkout P on PYTHONPATH, "
+                     "PYTHONPATH=.:P/src:P/packages/prime-rl-configs/src")
 
     from prime_rl.configs.orchestrator import DifficultyPoolSamplerConfig
     from prime_rl.orchestrator.curriculum import DifficultyPoolSampler, StandardSampler

@@ -3,7 +3,7 @@ in one run: f32 matmul, the tiny test model and SmolLM2-135M (float32 and the sh
 generating through mlx_lm. Each BLAS is measured in its own child process, because LD_PRELOAD
 only acts at process start.
 
-    .venv/bin/python benchmarks/mlx_models.py            # add --quick to skip the Q4_1 rows
+    .venv/bin/python -m benchmarks.mlx_trainer.blas            # add --quick to skip the Q4_1 rows
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def parent(args: argparse.Namespace) -> None:
 
 def _run_child(args: argparse.Namespace, cache: Path, extra_env: dict[str, str]) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "OPENBLAS_NUM_THREADS")} | extra_env
-    cmd = [sys.executable, __file__, "--child", "--cache-dir", str(cache), "--new-tokens", str(args.new_tokens)]
+    cmd = [sys.executable, "-m", __spec__.name, "--child", "--cache-dir", str(cache), "--new-tokens", str(args.new_tokens)]
     if args.quick:
         cmd.append("--quick")
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)

@@ -4,7 +4,7 @@
 time of the importing process is the number to read on a shared machine (the wall clock also counts the
 neighbours). tests/samplers/test_sampler_imports.py asserts the cause (which modules load), never the time.
 
-    .venv/bin/python benchmarks/bench_imports.py [--repeats 7]
+    .venv/bin/python -m benchmarks.imports [--repeats 7]
 """
 
 from __future__ import annotations

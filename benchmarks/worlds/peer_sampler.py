@@ -13,21 +13,15 @@ This is a benchmark part, not a package sampler: `openenv-prime train` does not 
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any, Iterable
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # benchmarks.worlds, when this runs as a script beside it
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks.worlds.peers import FAMILIES, Peer  # noqa: E402
-from benchmarks.worlds.peers2025 import BOTS, GRESO, SEC, MoPPS, _EpochOrder  # noqa: E402
-from benchmarks.worlds.worlds import Layout  # noqa: E402
-from openenv_prime.samplers import Task, TaskPool  # noqa: E402
-from openenv_prime.samplers.pooled import PooledSampler  # noqa: E402
-from openenv_prime.samplers.rngstate import rng_from_json, rng_to_json  # noqa: E402
-from openenv_prime.samplers.validation import check_count  # noqa: E402
+from benchmarks.worlds.peers import FAMILIES, Peer
+from benchmarks.worlds.peers2025 import BOTS, GRESO, SEC, MoPPS, _EpochOrder
+from benchmarks.worlds.worlds import Layout
+from openenv_prime.samplers import Task, TaskPool
+from openenv_prime.samplers.pooled import PooledSampler
+from openenv_prime.samplers.rngstate import rng_from_json, rng_to_json
+from openenv_prime.samplers.validation import check_count
 
 PEERS: dict[str, type[Peer]] = {"greso": GRESO, "bots": BOTS, "mopps": MoPPS, "sec": SEC}
 _NOT_STATE = ("layout", "rollout")  # given by the pool and the trainer, not saved

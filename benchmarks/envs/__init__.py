@@ -1,0 +1,1 @@
+"""The environment servers' cost: how long a chain_sum server takes to import and start."""
