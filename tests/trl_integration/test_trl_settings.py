@@ -1,0 +1,62 @@
+"""Settings that would break a TRL run fail before it trains, with a message that names the setting."""
+
+from __future__ import annotations
+
+import pytest
+
+from openenv_prime.trl import OpenEnvTRL, OpenEnvTRLConfig
+from tests.support.processes import free_port
+from tests.trl_integration.conftest import grpo_args
+
+
+def test_a_wrong_base_url_names_base_url():
+    with pytest.raises(Exception, match="base_url") as caught:
+        OpenEnvTRL(OpenEnvTRLConfig(base_url=f"http://127.0.0.1:{free_port()}", timeout=2))
+    assert "cannot reach" in str(caught.value)
+
+
+def test_a_base_url_that_is_no_url_is_refused_by_the_config():
+    with pytest.raises(ValueError, match="base_url"):
+        OpenEnvTRLConfig(base_url="localhost:8000")
+
+
+def test_a_server_without_a_task_api_names_the_task_list_setting(partial_servers):
+    with pytest.raises(Exception, match="tasks") as caught:
+        OpenEnvTRL(OpenEnvTRLConfig(base_url=partial_servers["no-task-api"], timeout=5))
+    assert "Task API" in str(caught.value)
+
+
+@pytest.fixture(scope="module")
+def openenv(chain_sum_server):
+    made = OpenEnvTRL(OpenEnvTRLConfig(base_url=chain_sum_server, group_size=4))
+    yield made
+    made.close()
+
+
+@pytest.mark.parametrize("setting, message", [
+    ({"num_generations": 8, "per_device_train_batch_size": 8}, r"num_generations=8 differs from the sampler's group_size=4"),
+    ({"shuffle_dataset": True}, r"shuffle_dataset=True"),
+    ({"ignore_data_skip": False}, r"ignore_data_skip=False"),
+])
+def test_grpo_settings_that_break_the_bookkeeping_are_refused_before_any_draw(openenv, tmp_path, setting, message):
+    before = openenv.sampler.state_dict()
+    with pytest.raises(ValueError, match=message):
+        openenv.dataset(grpo_args(tmp_path, **setting))
+    assert openenv.sampler.state_dict() == before and openenv.rows is None
+
+
+def test_unknown_settings_and_reserved_reset_arguments_are_refused():
+    with pytest.raises(ValueError, match="group_sise"):
+        OpenEnvTRLConfig(group_sise=8)
+    with pytest.raises(ValueError, match=r"reset_kwargs may not set \['index'\]"):
+        OpenEnvTRLConfig(reset_kwargs={"index": 3})
+
+
+def test_a_bad_sampler_setting_names_sampler_kwargs(chain_sum_server):
+    with pytest.raises(ValueError, match="sampler_kwargs"):
+        OpenEnvTRL(OpenEnvTRLConfig(base_url=chain_sum_server, sampler_kwargs={"no_such_setting": 1}))
+
+
+def test_the_environment_factory_is_for_tool_mode(openenv):
+    with pytest.raises(ValueError, match="tool_mode=True"):
+        openenv.environment_factory()

@@ -1,0 +1,135 @@
+"""Tool mode: TRL's environment_factory over OpenEnv servers, its tools made from the action schema, and no prompt
+(training rows, the tool loop's prompts, the evals) showing a gold answer."""
+
+from __future__ import annotations
+
+import typing
+
+import pytest
+
+from openenv_prime.evaluation import EvalSchedule
+from openenv_prime.trl import OpenEnvTRL, OpenEnvTRLConfig
+from openenv_prime.trl.policy import TransformersPolicy
+from tests.play.gold_server import GOLD, gold_in
+from tests.trl_integration.conftest import grpo_args, tiny_model, tiny_tokenizer
+
+
+def factory_for(url: str, tmp_path, **settings):
+    openenv = OpenEnvTRL(OpenEnvTRLConfig(base_url=url, group_size=4, train_split="test", **settings), tool_mode=True)
+    openenv.dataset(grpo_args(tmp_path))
+    return openenv, openenv.environment_factory()
+
+
+def row_of(openenv, index: int) -> dict:
+    return {"prompt": [{"role": "user", "content": ""}], "task_split": "test", "task_index": index,
+            "task_family": "0", "draw": 0}
+
+
+def test_an_enum_action_becomes_a_typed_tool_with_its_legal_values(grid_world_server, tmp_path):
+    from transformers.utils import get_json_schema
+
+    openenv, factory = factory_for(grid_world_server, tmp_path)
+    env = factory()
+    tools = [name for name in dir(type(env)) if not name.startswith("_") and callable(getattr(env, name)) and name != "reset"]
+    assert tools == ["action"]
+    schema = get_json_schema(env.action)["function"]
+    assert schema["name"] == "action"
+    assert schema["parameters"]["properties"]["action"]["enum"] == ["UP", "DOWN", "LEFT", "RIGHT"]
+    assert schema["parameters"]["required"] == ["action"]
+    assert typing.get_args(typing.get_type_hints(env.action)["action"]) == ("UP", "DOWN", "LEFT", "RIGHT")
+    # task grid-a: from (0, 0) to (1, 0): DOWN reaches it
+    first = env.reset(**row_of(openenv, 0))
+    assert "0" in first and env.episode.steps == 0
+    moved = env.action(action="LEFT")  # against the wall: a step that misses the goal
+    assert "x: 0" in moved and env.episode.steps == 1 and not env.episode.finished
+    with pytest.raises(ValueError, match="not one of the allowed values"):
+        env.action(action="NORTH")  # the engine's feedback, raised for TRL to show the model
+    assert env.episode.invalid_actions == 1 and env.episode.steps == 1
+    assert "episode is over" in env.action(action="DOWN")
+    assert env.episode.stop == "done" and env.episode.reward == pytest.approx(-0.1 + 1.0)
+    with pytest.raises(ValueError, match="episode is over"):
+        env.action(action="UP")
+    openenv.close()
+
+
+def test_a_free_text_action_is_a_tool_whose_argument_is_the_reply(gold_fields_server, tmp_path):
+    from transformers.utils import get_json_schema
+
+    openenv, factory = factory_for(gold_fields_server, tmp_path)
+    env = factory()
+    schema = get_json_schema(env.reply)["function"]
+    assert schema["parameters"]["properties"]["reply"] == {"type": "string", "description": "The reply to the question."}
+    first = env.reset(**row_of(openenv, 1))
+    assert "what is 3 plus 4?" in first and not gold_in([first])
+    second = env.reply(reply="7")
+    assert not gold_in([second]) and env.episode.steps == 1
+    openenv.close()
+
+
+def test_tool_mode_trains_and_no_prompt_shows_a_gold_answer(gold_fields_server, tmp_path, monkeypatch):
+    from trl import GRPOTrainer
+    from trl.chat_template_utils import qwen2_5_chat_template
+
+    seen: list[str] = []
+    generate = TransformersPolicy.generate
+
+    def recording_generate(self, prompts):
+        seen.extend(m["content"] for p in prompts for m in p)
+        return generate(self, prompts)
+
+    monkeypatch.setattr(TransformersPolicy, "generate", recording_generate)
+    openenv = OpenEnvTRL(OpenEnvTRLConfig(base_url=gold_fields_server, group_size=4, train_split="test",
+                                          test_split="test", max_steps=2), tool_mode=True)
+    args = grpo_args(tmp_path, max_steps=2, max_completion_length=12)
+    tokenizer = tiny_tokenizer(qwen2_5_chat_template)
+    dataset = openenv.dataset(args)
+    trainer = GRPOTrainer(model=tiny_model(tokenizer), reward_funcs=[openenv.reward], train_dataset=dataset, args=args,
+                          processing_class=tokenizer, environment_factory=openenv.environment_factory())
+    reward = openenv.reward
+    prompts_seen: list[str] = []
+    call = type(reward).__call__
+
+    def recording_reward(self, prompts, completions, *a, **kw):
+        prompts_seen.extend(m["content"] for p in prompts for m in p if isinstance(m.get("content"), str))
+        return call(self, prompts, completions, *a, **kw)
+
+    monkeypatch.setattr(type(reward), "__call__", recording_reward)
+    openenv.attach(trainer, schedule=EvalSchedule(every=2), per_family=2, max_new_tokens=4)
+    trainer.train()
+    openenv.close()
+    assert trainer.state.global_step == 2 and openenv.reward.groups == 4
+    assert openenv.sampler.metrics(per_key=False)["groups"] == 4
+    assert any("plus" in text for text in prompts_seen)  # the observation reset() returned reached the prompt
+    assert seen and any("plus" in text for text in seen)
+    assert not gold_in(prompts_seen + seen)
+    assert all(g not in str(row) for row in openenv.rows.pending.values() for g in GOLD)
+
+
+def test_text_mode_rows_and_evals_never_show_a_gold_answer(gold_fields_server, tmp_path, monkeypatch):
+    from trl import GRPOTrainer
+
+    seen: list[str] = []
+    generate = TransformersPolicy.generate
+    monkeypatch.setattr(TransformersPolicy, "generate",
+                        lambda self, prompts: seen.extend(m["content"] for p in prompts for m in p) or generate(self, prompts))
+    openenv = OpenEnvTRL(OpenEnvTRLConfig(base_url=gold_fields_server, group_size=4, train_split="test"))
+    args = grpo_args(tmp_path, max_steps=2)
+    rows = []
+    dataset = openenv.dataset(args)
+    tokenizer = tiny_tokenizer()
+    trainer = GRPOTrainer(model=tiny_model(tokenizer), reward_funcs=[openenv.reward], train_dataset=dataset, args=args,
+                          processing_class=tokenizer)
+    rows_of = openenv.rows.rows
+
+    def recording_rows():
+        for row in rows_of():
+            rows.append(row)
+            yield row
+
+    monkeypatch.setattr(openenv.rows, "rows", recording_rows)
+    openenv.attach(trainer, schedule=EvalSchedule(every=2), per_family=2, max_new_tokens=4)
+    trainer.train()
+    openenv.close()
+    texts = [m["content"] for row in rows for m in row["prompt"]]
+    assert any("plus" in t for t in texts) and any("plus" in t for t in seen)
+    assert not gold_in(texts + seen)
