@@ -24,6 +24,12 @@ HOMES = {
     "prime_rl": ["prime_rl_adapter/sampler.py"],
     "mlx": ["mlx_trainer/"],
     "mlx_lm": ["mlx_trainer/"],
+    "trl": ["trl/"],
+    "torch": ["trl/"],
+    "peft": ["trl/"],
+    "datasets": ["trl/"],
+    # the MLX trainer writes its tokenizer files with transformers' tokenizer class, which mlx-lm loads them with
+    "transformers": ["trl/", "mlx_trainer/model/"],
 }
 CLIENT_THIRD_PARTY = {"httpx", "websockets", "pydantic", "jsonschema"}
 
@@ -98,6 +104,27 @@ def test_servers_are_reached_only_through_the_launcher(path):
             assert name in ("openenv_prime.envs", "openenv_prime.envs.launch"), (
                 f"openenv_prime/{where(path)} imports {name}; outside envs/ use openenv_prime.envs.launch only"
             )
+
+
+# What each trainer integration may import of the package: the core (samplers, client, evaluation), never another
+# integration or the servers (docs/architecture.md).
+INTEGRATION_MAY_IMPORT = {
+    "trl/": ("openenv_prime.trl", "openenv_prime.samplers", "openenv_prime.client", "openenv_prime.evaluation",
+             "openenv_prime.pretrained"),
+}
+
+
+@pytest.mark.parametrize("path", [p for p in modules() if where(p).startswith(tuple(INTEGRATION_MAY_IMPORT))], ids=where)
+def test_integrations_meet_the_core_only(path):
+    allowed = next(v for k, v in INTEGRATION_MAY_IMPORT.items() if where(path).startswith(k))
+    for name in imports(path):
+        if name.startswith("openenv_prime"):
+            assert name.startswith(allowed), f"openenv_prime/{where(path)} imports {name}; it may use only {allowed}"
+
+
+def test_where_the_pretrained_model_lives_is_standard_library_only():
+    for name in imports(PACKAGE / "pretrained.py"):
+        assert name.split(".")[0] in sys.stdlib_module_names or name == "__future__", name
 
 
 # The MLX trainer's rooms (docs/architecture.md): what each folder may import from the rest of the trainer.

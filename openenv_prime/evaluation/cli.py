@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from pathlib import Path
 
 from openenv_prime.client.hidden import DEFAULT_HIDDEN_FIELDS
 from openenv_prime.client.observations import DEFAULT_BUDGET
@@ -46,6 +48,37 @@ def _json_object(value: str) -> dict:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    _register_eval(subparsers)
+    _register_plot(subparsers)
+
+
+def _register_plot(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "plot",
+        help="per-family eval accuracy against steps, episodes and cost (PNG); several runs overlay",
+        description="Draw per-family eval accuracy from eval logs against optimizer steps, the sampler's episodes and "
+        "its cost (generated tokens): an EvalHarness JSONL log (a TRL run's, a plain loop's), or a run directory of "
+        "`openenv-prime train`. With several runs, one line style per run (e.g. curriculum vs uniform).",
+    )
+    p.add_argument("runs", nargs="+", type=Path, metavar="RUN",
+                   help="a run directory (its log.jsonl or evals.jsonl) or an eval log (JSONL)")
+    p.add_argument("--out", type=Path, help="PNG to write (default: FIRST_RUN's folder/plots/accuracy*.png)")
+    p.set_defaults(func=_plot)
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from openenv_prime.evaluation.curves import plot_runs
+
+    try:
+        out = plot_runs(args.runs, args.out)
+    except (FileNotFoundError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(out)
+    return 0
+
+
+def _register_eval(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "eval",
         help="accuracy per task family of an OpenAI-compatible model on an OpenEnv split",

@@ -1,4 +1,4 @@
-"""`openenv-prime train`: GRPO + LoRA with MLX on an OpenEnv environment (and `plot` for its curves)."""
+"""`openenv-prime train`: GRPO + LoRA with MLX on an OpenEnv environment (`openenv-prime plot` draws its evals)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, help="run directory (default: the config's `out`)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (logs still go to RUN_DIR/log.jsonl)")
     p.set_defaults(func=_train)
-    _register_plot(subparsers)
     from openenv_prime.mlx_trainer.export import register as register_export
 
     register_export(subparsers)
@@ -87,27 +86,3 @@ def _print_blas_hint() -> None:
     from openenv_prime.mlx_trainer.model.blas import warn_if_slow
 
     warn_if_slow(lambda text: print(text, file=sys.stderr), "openenv-prime train " + " ".join(sys.argv[2:]))
-
-
-def _register_plot(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser(
-        "plot",
-        help="per-family eval accuracy against episodes and generated tokens (PNG); several runs overlay",
-        description="Draw per-family eval accuracy from RUN_DIR/log.jsonl against episodes and against generated "
-        "tokens; with several runs, one line style per run (e.g. curriculum vs uniform).",
-    )
-    p.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR", help="run directories written by `openenv-prime train`")
-    p.add_argument("--out", type=Path, help="PNG to write (default: FIRST_RUN_DIR/plots/accuracy*.png)")
-    p.set_defaults(func=_plot)
-
-
-def _plot(args: argparse.Namespace) -> int:
-    from openenv_prime.mlx_trainer.report import plot_runs
-
-    try:
-        out = plot_runs(args.run_dirs, args.out)
-    except (FileNotFoundError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    print(out)
-    return 0

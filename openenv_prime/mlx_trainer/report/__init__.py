@@ -7,8 +7,8 @@ samplers and seeds. matplotlib is imported only when a figure is drawn.
 """
 
 from openenv_prime.mlx_trainer.report.compare import plot_compare
-from openenv_prime.mlx_trainer.report.curves import RunCurves, build_figure, eval_curves, eval_headline, load_run, plot_runs
-from openenv_prime.mlx_trainer.report.log import RunLog, read_log
+from openenv_prime.evaluation.curves import RunCurves, build_figure, eval_curves, eval_headline, load_run, plot_runs
+from openenv_prime.evaluation.runlog import RunLog, read_log
 from openenv_prime.mlx_trainer.report.run_plots import plot_run
 from openenv_prime.mlx_trainer.report.sampler_panel import RunSteps, build_sampler_figure, load_steps, step_history
 from openenv_prime.mlx_trainer.report.summary import summarize

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from openenv_prime.mlx_trainer.report.curves import OVERALL, STYLES, eval_curves
-from openenv_prime.mlx_trainer.report.log import read_log
+from openenv_prime.evaluation.curves import OVERALL, STYLES, eval_curves
+from openenv_prime.evaluation.runlog import read_log
 from openenv_prime.mlx_trainer.report.sampler_panel import step_history
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from openenv_prime.mlx_trainer.report.curves import OVERALL, RunCurves, eval_headline, family_order, tasks_note
-from openenv_prime.mlx_trainer.report.log import RunLog, read_log
+from openenv_prime.evaluation.curves import OVERALL, RunCurves, eval_headline, family_order, tasks_note
+from openenv_prime.evaluation.runlog import RunLog, read_log
 
 
 @dataclass

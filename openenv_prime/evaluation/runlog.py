@@ -1,4 +1,7 @@
-"""A run's log.jsonl, read once: its eval lines and its step lines, by step.
+"""A training log read once: its eval lines (the eval harness's records) and its step lines, by step.
+
+The log is a JSONL file: an `EvalHarness` log of any loop (TRL's callback, a plain loop), or RUN_DIR/log.jsonl of an
+MLX trainer run, which holds both kinds of line.
 
 A later line for the same step replaces the earlier one (a resumed run re-evaluating, or re-running the step its
 checkpoint did not hold); a torn last line (a killed run) is ignored; a damaged line anywhere else is an error.
@@ -19,13 +22,23 @@ class RunLog:
     steps: dict[int, dict[str, Any]] = field(default_factory=dict)
 
 
+def log_file(path: Path) -> Path:
+    """``path`` itself when it is a file, else the log in the directory: its log.jsonl (an MLX run) or evals.jsonl."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    for name in ("log.jsonl", "evals.jsonl"):
+        if (path / name).is_file():
+            return path / name
+    raise FileNotFoundError(f"{path}: no log.jsonl or evals.jsonl; pass a run directory written by `openenv-prime "
+                            "train`, or the JSONL log an EvalHarness writes (log=...)")
+
+
 def read_log(run_dir: Path) -> RunLog:
-    """Parse RUN_DIR/log.jsonl; FileNotFoundError when the directory holds none."""
-    log = Path(run_dir) / "log.jsonl"
-    if not log.is_file():
-        raise FileNotFoundError(f"{run_dir}: no log.jsonl; pass a run directory written by `openenv-prime train`")
+    """Parse the log of ``run_dir`` (see :func:`log_file`); FileNotFoundError when there is none."""
+    log = log_file(run_dir)
     lines = log.read_text().splitlines()
-    out = RunLog(Path(run_dir))
+    out = RunLog(log.parent)
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue

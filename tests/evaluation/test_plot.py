@@ -1,4 +1,4 @@
-"""Learning-curve plots from run directories in the trainer's log format."""
+"""Learning-curve plots from eval logs: MLX run directories (their log.jsonl) and EvalHarness JSONL logs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openenv_prime.mlx_trainer.report import build_figure, load_run, plot_runs
+from openenv_prime.evaluation.curves import build_figure, load_run, plot_runs
 
 FAMILIES = ("0", "1", "2", "3", "4")
 
@@ -44,7 +44,7 @@ def test_load_run_reads_eval_lines_in_step_order(two_runs):
     run = load_run(two_runs[0])
     assert run.name == "curriculum"
     assert run.steps == [0, 5, 10, 15, 20, 25]
-    assert run.episodes == [s * 64 for s in run.steps] and run.tokens == [s * 64 * 7 for s in run.steps]
+    assert run.episodes == [s * 64 for s in run.steps] and run.cost == [s * 64 * 7 for s in run.steps]
     assert list(run.accuracy) == [*FAMILIES, "all"]
     assert run.accuracy["0"][0] == 0.05 and run.accuracy["0"][-1] > 0.9
     assert run.tasks == {f: 20 for f in FAMILIES}
@@ -59,9 +59,10 @@ def test_plot_writes_a_png_with_one_line_per_family_per_run_and_panel(two_runs, 
     height, width, _ = imread(out).shape
     assert width > 1000 and height > 500
     figure = build_figure([load_run(d) for d in two_runs])
-    episodes_ax, tokens_ax = figure.axes[:2]
-    assert episodes_ax.get_xlabel() == "episodes" and tokens_ax.get_xlabel() == "generated tokens"
-    for ax in (episodes_ax, tokens_ax):
+    steps_ax, episodes_ax, tokens_ax = figure.axes[:3]
+    assert steps_ax.get_xlabel() == "optimizer steps" and episodes_ax.get_xlabel().startswith("episodes")
+    assert tokens_ax.get_xlabel().startswith("cost")
+    for ax in (steps_ax, episodes_ax, tokens_ax):
         assert len(ax.lines) == 2 * (len(FAMILIES) + 1)
         assert {line.get_linestyle() for line in ax.lines} == {"-", "--"}
     uniform_tier0 = next(line for line in tokens_ax.lines if line.get_label() == "uniform · 0")
@@ -115,3 +116,20 @@ def test_curves_are_sorted_by_step_and_a_repeated_step_keeps_the_last_eval(tmp_p
     assert curves.steps == sorted(last)
     assert curves.accuracy["7"] == [last[s] for s in curves.steps]
     assert curves.episodes == [10 * s for s in curves.steps]
+
+
+def test_an_eval_harness_log_plots_against_steps_episodes_and_cost(tmp_path):
+    """The JSONL an EvalHarness writes (a TRL run's, a plain loop's): the sampler's episodes and cost per record."""
+    records = [{"type": "eval", "step": s, "split": "heldout", "accuracy": {"a": s / 10, "b": 0.5}, "n": {"a": 8, "b": 8},
+                "overall": (s / 10 + 0.5) / 2, "episodes": 32.0 * s, "cost": 200.0 * s} for s in (0, 4, 8)]
+    log = tmp_path / "run" / "evals.jsonl"
+    log.parent.mkdir()
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    run = load_run(log)
+    assert run.name == "run" and run.split == "heldout" and run.steps == [0, 4, 8]
+    assert run.episodes == [0, 128, 256] and run.cost == [0, 800, 1600]
+    assert load_run(log.parent).steps == run.steps  # the folder finds its evals.jsonl
+    figure = build_figure([run])
+    cost_line = next(line for line in figure.axes[2].lines if line.get_label() == "run · a")
+    assert list(cost_line.get_xdata()) == [0, 800, 1600] and list(cost_line.get_ydata()) == [0.0, 0.4, 0.8]
+    assert plot_runs([log]) == log.parent / "plots" / "accuracy.png"

@@ -15,4 +15,4 @@ def test_cli_plot_writes_the_file(two_runs, tmp_path, capsys):
 def test_cli_plot_reports_a_missing_run_and_writes_nothing(tmp_path, capsys):
     out = tmp_path / "x.png"
     assert main(["plot", str(tmp_path / "nope"), "--out", str(out)]) != 0
-    assert "no log.jsonl" in capsys.readouterr().err and not out.exists()
+    assert "no log.jsonl or evals.jsonl" in capsys.readouterr().err and not out.exists()
