@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import typing
 
 import pytest
@@ -105,15 +106,16 @@ def test_tool_mode_trains_and_no_prompt_shows_a_gold_answer(gold_fields_server, 
     assert all(g not in str(row) for row in openenv.rows.pending.values() for g in GOLD)
 
 
-def test_text_mode_rows_and_evals_never_show_a_gold_answer(gold_fields_server, tmp_path, monkeypatch):
+def test_text_mode_evals_ask_what_training_asks_and_no_prompt_shows_a_gold_answer(gold_fields_server, tmp_path,
+                                                                                    monkeypatch):
     from trl import GRPOTrainer
 
-    seen: list[str] = []
+    asked: list[list[dict]] = []
     generate = TransformersPolicy.generate
-    monkeypatch.setattr(TransformersPolicy, "generate",
-                        lambda self, prompts: seen.extend(m["content"] for p in prompts for m in p) or generate(self, prompts))
-    openenv = OpenEnvTRL(OpenEnvTRLConfig(base_url=gold_fields_server, group_size=4, train_split="test"))
-    args = grpo_args(tmp_path, max_steps=2)
+    monkeypatch.setattr(TransformersPolicy, "generate", lambda self, prompts: asked.extend(prompts) or generate(self, prompts))
+    openenv = OpenEnvTRL(OpenEnvTRLConfig(base_url=gold_fields_server, group_size=4, train_split="test",
+                                          system_prompt="Answer the question."))
+    args = grpo_args(tmp_path, max_steps=2, per_device_train_batch_size=16)  # 4 rows a step: every task
     rows = []
     dataset = openenv.dataset(args)
     tokenizer = tiny_tokenizer()
@@ -127,9 +129,12 @@ def test_text_mode_rows_and_evals_never_show_a_gold_answer(gold_fields_server, t
             yield row
 
     monkeypatch.setattr(openenv.rows, "rows", recording_rows)
-    openenv.attach(trainer, schedule=EvalSchedule(every=2), per_family=2, max_new_tokens=4)
+    openenv.attach(trainer, schedule=EvalSchedule(every=2), per_family=4, max_new_tokens=4)
     trainer.train()
     openenv.close()
-    texts = [m["content"] for row in rows for m in row["prompt"]]
-    assert any("plus" in t for t in texts) and any("plus" in t for t in seen)
-    assert not gold_in(texts + seen)
+    trained = {json.dumps(row["prompt"]) for row in rows}
+    first_turns = [p for p in asked if len(p) == 2]  # system + the first observation
+    assert first_turns and {json.dumps(p) for p in first_turns} <= trained  # the eval asks exactly what training asks
+    assert all(p[0] == {"role": "system", "content": "Answer the question."} for p in first_turns)
+    texts = [m["content"] for row in rows for m in row["prompt"]] + [m["content"] for p in asked for m in p]
+    assert any("plus" in t for t in texts) and not gold_in(texts)
