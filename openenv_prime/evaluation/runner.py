@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,8 +68,6 @@ async def run_eval_async(config: EvalConfig, policy: Policy) -> EvalResult:
     """Chooses ``per_family`` tasks per family from the seed, plays them and scores them per family."""
     started = time.perf_counter()
     plan = await asyncio.to_thread(_plan, config)
-    for note in plan.notes:
-        warnings.warn(note, stacklevel=2)
     rules = eval_rules(config)
     pool = SessionPool(config.base_url, timeout=config.timeout)
     episodes = [
@@ -160,6 +157,8 @@ def _result(ep: Episode, config: EvalConfig) -> TaskResult:
         done=ep.done,
         truncated=ep.stop == "max_steps",
         invalid_actions=ep.invalid_actions,
+        turns=ep.turns,
+        reply_chars=sum(len(m["content"]) for m in ep.chat if m["role"] == "assistant"),
         stop=ep.stop,
         error=ep.error,
     )
