@@ -104,6 +104,7 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
                 split = next((split for split in splits if loaded[split]), None)
                 if split is not None:
                     note = setup.check_reset_sync(split, len(loaded[split]), extra=config.reset_kwargs,
+                                                  setting="--env.taskset.check-reset False (check_reset = false in TOML)",
                                                   timeout=config.message_timeout)
                     if note is not None:
                         warnings.warn(note, stacklevel=2)
