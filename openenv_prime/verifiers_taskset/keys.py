@@ -21,6 +21,27 @@ def durable_id(spec: Mapping[str, Any], id_field: str) -> str:
     return "sha256:" + hashlib.sha256(blob).hexdigest()[:16]
 
 
+def id_like_field(specs: Iterable[Mapping[str, Any]]) -> str | None:
+    """The first top-level field named like an id (`id`, `example_id`, `uid`, `taskId`) whose value every spec has,
+    as a string or an integer, different for every spec: the field to name as `id_field`; None when there is none."""
+    specs = list(specs)
+    if not specs:
+        return None
+    for name in specs[0]:
+        if not _named_like_an_id(name):
+            continue
+        values = [spec.get(name) for spec in specs]
+        if all(isinstance(v, (str, int)) and not isinstance(v, bool) and str(v) != "" for v in values) \
+                and len({str(v) for v in values}) == len(values):
+            return name
+    return None
+
+
+def _named_like_an_id(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in ("id", "uid", "uuid") or lowered.endswith(("_id", "-id")) or name.endswith("Id")
+
+
 def task_key(env_name: str, split: str, ident: str) -> str:
     """`env/split/id`; an id that already starts with `env/split/` (chain_sum's do) is not prefixed twice."""
     prefix = f"{env_name}/{split}/"
