@@ -122,10 +122,10 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
         specs = [spec for found in loaded.values() for spec in found]
         lacking = sum(spec.get(config.id_field) in (None, "") for spec in specs)
         if lacking:
-            found = id_like_field(specs)
+            found = id_like_field(loaded.values())
             fix = (
                 f"set --env.taskset.id-field {found} (id_field = {found!r}): the specs' own {found!r} names each task "
-                "once" if found is not None else
+                "of a split once" if found is not None else
                 f"set --env.taskset.id-field (id_field) to a field that names each task durably (the specs have "
                 f"{sorted(specs[0])})"
             )

@@ -97,7 +97,7 @@ def test_server_down_at_load_names_the_url():
 
 def test_id_field_missing_falls_back_to_content_hash_keys_with_a_warning(chain_sum_server):
     with pytest.warns(UserWarning, match=r"1000 of 1000 task specs .* no id field 'no_such_field'.*"
-                      r"set --env.taskset.id-field id \(id_field = 'id'\): the specs' own 'id' names each task once"):
+                      r"set --env.taskset.id-field id \(id_field = 'id'\): the specs' own 'id' names each task of a split once"):
         tasks = _load(chain_sum_server, splits=["test"], id_field="no_such_field", family_field=None)
     assert all(t.data.id.startswith("sha256:") and t.data.family == "all" for t in tasks)
     assert len({t.key for t in tasks}) == len(tasks)
@@ -144,11 +144,11 @@ def test_the_id_like_field_is_one_every_spec_has_once():
     from openenv_prime.verifiers_taskset.keys import id_like_field
 
     rows = [{"question": f"q{i}", "answer": "7", "example_id": i, "info": {}} for i in range(4)]
-    assert id_like_field(rows) == "example_id"  # an imported verifiers environment's own row number
-    assert id_like_field([{**row, "example_id": 0} for row in rows]) is None  # repeated: names no task
-    assert id_like_field([{"valid": str(i), "taskId": f"t{i}"} for i in range(3)]) == "taskId"  # "valid" is no id
-    assert id_like_field([{"uid": i, "flag_id": True} for i in range(2)]) == "uid"
-    assert id_like_field([{"task_id": None}, {"task_id": "b"}]) is None and id_like_field([]) is None
+    assert id_like_field([rows, rows[:2]]) == "example_id"  # an imported verifiers environment's row number per split
+    assert id_like_field([[{**row, "example_id": 0} for row in rows]]) is None  # repeated in a split: names no task
+    assert id_like_field([[{"valid": str(i), "taskId": f"t{i}"} for i in range(3)]]) == "taskId"  # "valid" is no id
+    assert id_like_field([[{"uid": i, "flag_id": True} for i in range(2)]]) == "uid"
+    assert id_like_field([[{"task_id": None}, {"task_id": "b"}]]) is None and id_like_field([[], []]) is None
 
 
 @given(st.lists(st.dictionaries(st.sampled_from(["id", "example_id", "x", "seed_id"]),
@@ -156,7 +156,7 @@ def test_the_id_like_field_is_one_every_spec_has_once():
 def test_a_named_id_like_field_keys_every_spec_uniquely(specs):
     from openenv_prime.verifiers_taskset.keys import durable_id, id_like_field
 
-    found = id_like_field(specs)
+    found = id_like_field([specs])
     if found is not None:
         keys = [durable_id(spec, found) for spec in specs]
         assert len(set(keys)) == len(specs) and not any(key.startswith("sha256:") for key in keys)
