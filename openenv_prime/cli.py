@@ -7,7 +7,9 @@ import argparse
 import importlib
 import sys
 
-# Each module has `register(subparsers)`, adding subcommands whose `func(args) -> int` does the work.
+# Each module has `register(subparsers)`, adding subcommands whose `func(args) -> int` does the work. A subcommand
+# may also set `prepare_process()`, run first when `main` parses this process's own command line (never for an
+# in-process call with `argv`): the trainer re-executes itself there with a faster BLAS.
 _PARTS = (
     "openenv_prime.envs.cli",
     "openenv_prime.evaluation.cli",
@@ -29,6 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if argv is None and getattr(args, "prepare_process", None) is not None:
+        args.prepare_process()
     return int(args.func(args) or 0)
 
 

@@ -20,7 +20,8 @@ and the states (less ``episode_id``/``step_count``); the first differing field i
   TextArena's reset does; or one openenv drops); and for tasks that all start alike (a fixed board, a hidden
   target; with different seeds, maybe an ignored seed).
 
-``--no-reset-check`` (``check_reset = false`` in the taskset and the trainer) skips the check. It costs three
+``--no-reset-check`` (``check_reset = false`` in the taskset and the trainer) skips the check; each consumer passes
+its own way of saying so (``skip_setting``), which the warnings and errors name. It costs three
 resets when all is well, at most two more (and one refused reset) when something looks off.
 """
 
@@ -41,9 +42,7 @@ _STATE_BOOKKEEPING = {"episode_id", "step_count"}
 _OTHER_TASK_SEARCH = 64
 _ALIKE_TASKS = 3  # tasks with different reset arguments that must all look alike before "they start alike"
 _VALUE_CHARS = 80
-_SKIP = (
-    "--no-reset-check skips this check (check_reset = false in the taskset and the trainer config)"
-)
+_SKIP = "--no-reset-check (check_reset = false in the taskset and the trainer config)"
 
 
 class ResetIgnoredError(OpenEnvError, ValueError):
@@ -128,14 +127,16 @@ def _start_difference(first: _Start, second: _Start) -> tuple[str, Difference] |
 
 
 async def check_reset_plays_tasks(
-    base_url: str, source: TaskSource, split: str, num_tasks: int, *, extra: dict[str, Any] | None = None, timeout: float = 30.0
+    base_url: str, source: TaskSource, split: str, num_tasks: int, *, extra: dict[str, Any] | None = None, timeout: float = 30.0,
+    skip_setting: str | None = None,
 ) -> str | None:
     """Raise :class:`ResetIgnoredError` when the server plays other tasks than asked; return a warning text when
     the environment is non-deterministic or its tasks look alike; None when it does what it is told.
-    ``num_tasks`` is the number of tasks in ``split``. Once per run, before it starts."""
+    ``num_tasks`` is the number of tasks in ``split``. Once per run, before it starts. ``skip_setting`` is how the
+    caller's user turns the check off (``--no-reset-check``, ``environment.check_reset = false``), named in the texts."""
     if num_tasks < 1:
         return None
-    return await _ResetCheck(base_url, source, split, num_tasks, dict(extra or {}), timeout).run()
+    return await _ResetCheck(base_url, source, split, num_tasks, dict(extra or {}), timeout, skip_setting or _SKIP).run()
 
 
 def check_reset_plays_tasks_sync(base_url: str, source: TaskSource, split: str, num_tasks: int, **kwargs: Any) -> str | None:
@@ -151,6 +152,7 @@ class _ResetCheck:
     num_tasks: int
     extra: dict[str, Any]
     timeout: float
+    skip_setting: str
 
     async def run(self) -> str | None:
         first = await self._start(0)
@@ -222,9 +224,9 @@ class _ResetCheck:
             raise self._ignored(
                 f"{seen}; either the environment's reset does not take {sorted(first.kwargs)} (openenv drops them) or it "
                 "is random beyond them",
-                also=f"If the environment is random by design for a given task (e.g. it picks a side or a start at random), {_SKIP}",
+                also=f"If the environment is random by design for a given task (e.g. it picks a side or a start at random), {self._skip()}",
             )
-        cause = f"{self._randomness({**await self._spec_seed(), **first.kwargs})}. {self._consequence()}. {_SKIP}"
+        cause = f"{self._randomness({**await self._spec_seed(), **first.kwargs})}. {self._consequence()}. {self._skip()}"
         if where == "state":
             return (
                 f"{seen}, while the observations agreed. The server at {self.base_url} plays the task it is asked for as far "
@@ -254,17 +256,17 @@ class _ResetCheck:
             return (
                 f"{seen}. It does play the task it is asked for (it refused index {self.num_tasks}, past the split's end), "
                 "so its tasks start alike (a fixed board, a hidden target) or the environment's reset ignores the arguments "
-                f"its tasks reset with (e.g. a seed it takes and does not use). If the results are right, {_SKIP}"
+                f"its tasks reset with (e.g. a seed it takes and does not use). If the results are right, {self._skip()}"
             )
         if "seed" in keys:
             return (
                 f"{seen}: the environment may ignore its seed (a reset that takes seed and does not use it, or one without "
                 "seed, which openenv drops), or its tasks start alike and differ only where the wire does not show "
-                f"(a hidden target). {_what_to_do(self.source)}. If the results are right, {_SKIP}"
+                f"(a hidden target). {_what_to_do(self.source)}. If the results are right, {self._skip()}"
             )
         return (
             f"{seen}: its reset may ignore {keys}. {_what_to_do(self.source)}. Environments whose tasks all start alike "
-            f"(a fixed board or maze) show this too; then the results are right and {_SKIP}"
+            f"(a fixed board or maze) show this too; then the results are right and {self._skip()}"
         )
 
     async def _spec_seed(self) -> dict[str, Any]:
@@ -285,6 +287,9 @@ class _ResetCheck:
         return ("its reset draws from an RNG the task's reset arguments do not seed (a process-wide one such as numpy's, "
                 "one made unseeded in its constructor, or a seed it takes and does not use); an RNG made with a fixed "
                 "seed in the constructor would agree here")
+
+    def _skip(self) -> str:
+        return f"{self.skip_setting} skips this check"
 
     def _consequence(self) -> str:
         return ("Each episode of a task is then another game: per-task results average over games, and the docs' "

@@ -8,7 +8,7 @@ through :class:`EnvironmentSetup`, so their task lists, splits and checks cannot
         family = setup.family_field(split.name, "auto")           # the user's, the server's declared, or found
         tasks = setup.sampler_tasks(split.name, family_field=family.name, family_setting="--family-field")
         protocol = setup.protocol(PromptSettings(), action_setting="--action-field")  # or any config that carries them
-        note = setup.check_reset_sync("train", len(tasks), extra={}, timeout=30.0)   # None, or a warning to show
+        note = setup.check_reset_sync(split.name, len(tasks), setting="--no-reset-check")   # None, or a warning to show
 """
 
 from __future__ import annotations
@@ -85,13 +85,18 @@ class EnvironmentSetup:
             )
         return EpisodeProtocol(schema, settings=settings)
 
-    async def check_reset(self, split: str, num_tasks: int, *, extra: dict[str, Any] | None = None, timeout: float = 30.0) -> str | None:
-        """Raise when the server plays other tasks than asked; a warning text when it may (see :mod:`~openenv_prime.client.resetcheck`)."""
-        return await check_reset_plays_tasks(self.base_url, self.source, split, num_tasks, extra=extra, timeout=timeout)
+    async def check_reset(self, split: str, num_tasks: int, *, setting: str, extra: dict[str, Any] | None = None,
+                          timeout: float = 30.0) -> str | None:
+        """Raise when the server plays other tasks than asked; a warning text when it may (see
+        :mod:`~openenv_prime.client.resetcheck`); ``setting`` is how the user turns the check off, named in both."""
+        return await check_reset_plays_tasks(self.base_url, self.source, split, num_tasks, extra=extra, timeout=timeout,
+                                             skip_setting=setting)
 
-    def check_reset_sync(self, split: str, num_tasks: int, *, extra: dict[str, Any] | None = None, timeout: float = 30.0) -> str | None:
+    def check_reset_sync(self, split: str, num_tasks: int, *, setting: str, extra: dict[str, Any] | None = None,
+                         timeout: float = 30.0) -> str | None:
         """:meth:`check_reset` from synchronous code."""
-        return check_reset_plays_tasks_sync(self.base_url, self.source, split, num_tasks, extra=extra, timeout=timeout)
+        return check_reset_plays_tasks_sync(self.base_url, self.source, split, num_tasks, extra=extra, timeout=timeout,
+                                            skip_setting=setting)
 
     def close(self) -> None:
         self.source.close()

@@ -14,18 +14,7 @@ from openenv_prime.client.hidden import DEFAULT_HIDDEN_FIELDS
 from openenv_prime.client.observations import DEFAULT_BUDGET
 from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
 
-# EvalConfig field -> the flag that sets it (base_url also comes from --serve-chain-sum)
-CONFIG_FLAGS = {
-    "base_url": "--base-url", "env_name": "--env-name", "tasks": "--tasks", "split": "--split",
-    "per_family": "--per-family", "families": "--families", "seed": "--seed", "family_field": "--family-field",
-    "id_field": "--id-field", "system_prompt": "--system-prompt", "observation_template": "--observation-template",
-    "observation_field": "--observation-field", "observation_budget": "--observation-budget",
-    "hidden_fields": "--hidden-fields", "action_field": "--action-field", "action_fields": "--action-fields",
-    "reset_kwargs": "--reset-kwargs", "max_concurrency": "--max-concurrency",
-    "max_steps": "--max-steps", "max_invalid_actions": "--max-invalid-actions", "reward_mode": "--reward-mode",
-    "reward_clip": "--reward-clip", "invalid_flags": "--invalid-flags", "invalid_flags_in_state": "--invalid-flags-in-state",
-    "success_threshold": "--success-threshold", "timeout": "--timeout", "check_reset": "--no-reset-check",
-}
+from openenv_prime.evaluation.settings import CONFIG_FLAGS
 
 
 def _family_field(value: str) -> str | None:

@@ -32,8 +32,8 @@ from openenv_prime.evaluation.schedule import EvalSchedule
 OnResult = Callable[[dict[str, Any], EvalResult], None]
 SAMPLER_COUNTERS = ("episodes", "cost")
 """The sampler's counters logged beside every eval: rollouts scored and their summed cost (e.g. generated tokens)."""
-_RECORD_KEYS = {"type", "step", "split", "accuracy", "n", "overall", "mean_reward", "eval_episodes", "elapsed_s",
-                *SAMPLER_COUNTERS}
+_RECORD_KEYS = {"type", "step", "split", "accuracy", "n", "overall", "mean_reward", "eval_episodes", "eval_replies",
+                "eval_reply_chars", "elapsed_s", *SAMPLER_COUNTERS}
 
 
 class _CallablePolicy:
@@ -70,11 +70,12 @@ def sampler_counters(sampler: Any) -> dict[str, float]:
 
 class EvalHarness:
     """Evaluates on ``schedule``'s steps; ``records`` holds one dict per eval (also appended to ``log``, a JSONL
-    file, when given), and each ``on_result(record, result)`` is called after every eval."""
+    file, when given), and each ``on_result(record, result)`` is called after every eval. ``settings`` maps
+    `EvalConfig` fields to how the caller's user sets them, for the eval's messages (see ``run_eval``)."""
 
     def __init__(self, config: EvalConfig, schedule: EvalSchedule, *, policy: Policy | Callable | None = None,
                  log: str | Path | None = None, on_result: OnResult | Sequence[OnResult] = (),
-                 done: Iterable[dict[str, Any]] = ()):
+                 done: Iterable[dict[str, Any]] = (), settings: dict[str, str] | None = None):
         if not isinstance(config, EvalConfig):
             raise TypeError(f"config must be an EvalConfig, got {type(config).__name__}")
         if not isinstance(schedule, EvalSchedule):
@@ -84,6 +85,7 @@ class EvalHarness:
         self.policy = as_policy(policy) if policy is not None else None
         self.log = Path(log) if log is not None else None
         self.on_result = [on_result] if callable(on_result) else list(on_result)
+        self.settings = settings
         self.records: list[dict[str, Any]] = list(done)
         self._told_choices = bool(self.records)
 
@@ -115,10 +117,10 @@ class EvalHarness:
         chosen = as_policy(policy) if policy is not None else self.policy
         if chosen is None:
             raise ValueError("no policy to evaluate: pass policy= to EvalHarness or to maybe_run")
-        result = await run_eval_async(self.config, chosen)
-        if not self._told_choices:  # how the split and its families were chosen, once per run
-            for choice in result.choices:
-                print(f"eval: {choice}", file=sys.stderr)
+        result = await run_eval_async(self.config, chosen, settings=self.settings)
+        if not self._told_choices:  # how the split and its families were chosen, and what the check noticed, once
+            for note in [*result.choices, *result.warnings]:
+                print(f"eval: {note}", file=sys.stderr)
             self._told_choices = True
         record = self._record(step, result, sampler, counters)
         self.records.append(record)
@@ -140,7 +142,9 @@ class EvalHarness:
             "n": {f.family: f.tasks for f in result.families},
             "overall": result.accuracy,
             "mean_reward": result.mean_reward,
-            "eval_episodes": len(result.results),
+            "eval_episodes": result.episodes,
+            "eval_replies": result.replies,
+            "eval_reply_chars": result.reply_chars,
             "elapsed_s": round(result.elapsed_s, 3),
             **(sampler_counters(sampler) if sampler is not None else {}),
             **counters,

@@ -16,6 +16,7 @@ from rich.table import Table
 from openenv_prime.evaluation.result import EvalResult
 
 _PACKAGES = ("openenv-prime", "httpx", "websockets", "pydantic", "rich")
+TOTAL_ROW = "total"
 
 
 def package_versions() -> dict[str, str]:
@@ -30,7 +31,8 @@ def package_versions() -> dict[str, str]:
 
 
 def family_table(result: EvalResult, title: str | None = None) -> Table:
-    """Per-family accuracy, mean reward and counts, with an overall row. ``ended invalid``: episodes that ended on an
+    """Per-family accuracy, mean reward and counts, with a ``total`` row (distinct from a family named ``all``, the
+    one family of tasks without families). ``ended invalid``: episodes that ended on an
     invalid action; ``unscored``: episodes the environment ended without a reward (left out of accuracy)."""
     family = result.family_field or "family"
     table = Table(title=title or f"{result.env_name} / {result.split}: accuracy per {family}")
@@ -47,7 +49,7 @@ def family_table(result: EvalResult, title: str | None = None) -> Table:
                       str(score.truncated), str(score.ended_invalid), str(score.unscored))
     solved = sum(s.solved for s in result.families)
     table.add_section()
-    table.add_row("all", str(len(result.results)), str(solved), f"{result.accuracy:.3f}", f"{result.mean_reward:.3f}",
+    table.add_row(TOTAL_ROW, str(len(result.results)), str(solved), f"{result.accuracy:.3f}", f"{result.mean_reward:.3f}",
                   str(result.truncated), str(result.ended_invalid), str(result.unscored))
     return table
 
@@ -67,6 +69,9 @@ def report_dict(result: EvalResult, model: dict[str, Any] | None = None) -> dict
         "mean_reward": result.mean_reward,
         "families": [s.model_dump(mode="json") for s in result.families],
         "results": [r.model_dump(mode="json") for r in result.results],
+        "episodes": result.episodes,
+        "replies": result.replies,
+        "reply_chars": result.reply_chars,
         "reconnects": result.reconnects,
         "truncated": result.truncated,
         "ended_invalid": result.ended_invalid,

@@ -28,6 +28,10 @@ class TaskResult(BaseModel):
     truncated: bool = False
     """The step limit (``max_steps``) ended the episode before the environment did."""
     invalid_actions: int
+    turns: int = 0
+    """Replies the model gave in the episode (each a model call; invalid ones included)."""
+    reply_chars: int = 0
+    """Characters of those replies, all together (the eval sees text, not the policy's tokens)."""
     stop: str | None = None
     """Why the episode ended: ``done``, ``max_steps``, ``invalid_action`` (past ``max_invalid_actions``, or the
     environment ended it for an invalid action), ``too_large`` or ``stopped``."""
@@ -79,11 +83,27 @@ class EvalResult(BaseModel):
     unscored: int = 0
     """Episodes the environment ended without a reward (left out of ``accuracy`` and ``mean_reward``)."""
     warnings: list[str] = []
-    """What the run noticed about the server (e.g. a reset that may ignore the task)."""
+    """What the run noticed about the server (e.g. a reset that may ignore the task). Not raised as Python warnings:
+    the caller shows them, once (`openenv-prime eval` prints each as `warning: ...`)."""
     elapsed_s: float
 
     def accuracy_by_family(self) -> dict[str, float]:
         return {score.family: score.accuracy for score in self.families}
+
+    @property
+    def episodes(self) -> int:
+        """Episodes this eval played (one per task)."""
+        return len(self.results)
+
+    @property
+    def replies(self) -> int:
+        """Model replies over all of this eval's episodes."""
+        return sum(r.turns for r in self.results)
+
+    @property
+    def reply_chars(self) -> int:
+        """Characters of the model's replies over all of this eval's episodes."""
+        return sum(r.reply_chars for r in self.results)
 
 
 def score_families(results: list[TaskResult], family_order: list[str]) -> list[FamilyScore]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +29,7 @@ from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.policy import Policy
 from openenv_prime.evaluation.result import EvalResult, TaskResult, score_families
 from openenv_prime.evaluation.selection import choose_tasks, family_sort_key
+from openenv_prime.evaluation.settings import setting_names
 from openenv_prime.samplers.task import Task
 
 
@@ -47,12 +47,12 @@ class _Plan:
     choices: list[str]  # how the split and the family field were chosen, when the config left them open
 
 
-def run_eval(config: EvalConfig, policy: Policy) -> EvalResult:
+def run_eval(config: EvalConfig, policy: Policy, *, settings: dict[str, str] | None = None) -> EvalResult:
     """Runs the eval to completion (blocking). Inside a running event loop, ``await run_eval_async`` instead."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(run_eval_async(config, policy))
+        return asyncio.run(run_eval_async(config, policy, settings=settings))
     raise RuntimeError("run_eval() was called inside a running event loop; use `await run_eval_async(config, policy)`")
 
 
@@ -65,12 +65,13 @@ def eval_rules(config: EvalConfig) -> EpisodeRules:
     )
 
 
-async def run_eval_async(config: EvalConfig, policy: Policy) -> EvalResult:
-    """Chooses ``per_family`` tasks per family from the seed, plays them and scores them per family."""
+async def run_eval_async(config: EvalConfig, policy: Policy, *, settings: dict[str, str] | None = None) -> EvalResult:
+    """Chooses ``per_family`` tasks per family from the seed, plays them and scores them per family.
+
+    ``settings`` maps `EvalConfig` fields to how the caller's user sets them (the trainer: ``{"split":
+    "environment.test_split", ...}``), so errors and notes name the caller's setting; the rest keep eval's flags."""
     started = time.perf_counter()
-    plan = await asyncio.to_thread(_plan, config)
-    for note in plan.notes:
-        warnings.warn(note, stacklevel=2)
+    plan = await asyncio.to_thread(_plan, config, setting_names(settings))
     rules = eval_rules(config)
     pool = SessionPool(config.base_url, timeout=config.timeout)
     episodes = [
@@ -119,22 +120,24 @@ async def run_eval_async(config: EvalConfig, policy: Policy) -> EvalResult:
     )
 
 
-def _plan(config: EvalConfig) -> _Plan:
+def _plan(config: EvalConfig, names: dict[str, str]) -> _Plan:
     """The chosen tasks, the reset arguments of each (by index), the protocol, the split and family field played
-    (and how each was chosen when the config left it open), and warnings about the server."""
+    (and how each was chosen when the config left it open), and warnings about the server; ``names``: how the user
+    sets each field, for the messages."""
     with EnvironmentSetup(config.base_url, tasks=config.tasks, env_name=config.env_name, timeout=config.timeout) as setup:
-        split = setup.choose_split(config.split, setting="--split")
+        split = setup.choose_split(config.split, setting=names["split"])
         family = setup.family_field(split.name, config.family_field)
-        choices = [note for note in (split.note, family.note("--family-field")) if note]
-        all_tasks = setup.sampler_tasks(split.name, family_field=family.name, family_setting="--family-field")
-        protocol = setup.protocol(config, action_setting="--action-field")
+        choices = [note for note in (split.note, family.note(names["family_field"])) if note]
+        all_tasks = setup.sampler_tasks(split.name, family_field=family.name, family_setting=names["family_field"])
+        protocol = setup.protocol(config, action_setting=names["action_field"])
         chosen = choose_tasks(all_tasks, config.per_family, config.seed, config.families)
         if not chosen:
             source = setup.source
             raise ValueError(f"split {split.name!r} of {source.env_name!r} ({source.kind} {source.where}) has no tasks to evaluate")
         notes = []
         if config.check_reset:
-            note = setup.check_reset_sync(split.name, len(all_tasks), extra=config.reset_kwargs, timeout=config.timeout)
+            note = setup.check_reset_sync(split.name, len(all_tasks), setting=names["check_reset"], extra=config.reset_kwargs,
+                                          timeout=config.timeout)
             notes = [note] if note is not None else []
         reset_kwargs = {task.index: setup.reset_kwargs(task.split, task.index) for task in chosen}
         return _Plan(setup.env_name, chosen, reset_kwargs, protocol, notes, split.name, family.name, choices)
@@ -160,6 +163,8 @@ def _result(ep: Episode, config: EvalConfig) -> TaskResult:
         done=ep.done,
         truncated=ep.stop == "max_steps",
         invalid_actions=ep.invalid_actions,
+        turns=ep.turns,
+        reply_chars=sum(len(m["content"]) for m in ep.chat if m["role"] == "assistant"),
         stop=ep.stop,
         error=ep.error,
     )

@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--steps", type=int, help="override the number of training steps (e.g. to extend a finished run)")
     p.add_argument("--out", type=Path, help="run directory (default: the config's `out`)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (logs still go to RUN_DIR/log.jsonl)")
-    p.set_defaults(func=_train)
+    p.set_defaults(func=_train, prepare_process=_use_openblas)
     from openenv_prime.mlx_trainer.export import register as register_export
 
     register_export(subparsers)
@@ -82,7 +82,17 @@ def _print_summary(run_dir: Path) -> None:
         print("plots: " + ", ".join(str(p) for p in plots))
 
 
-def _print_blas_hint() -> None:
-    from openenv_prime.mlx_trainer.model.blas import warn_if_slow
+def _use_openblas() -> None:
+    """Before anything else: re-execute this command with OpenBLAS preloaded where it is installed (see model/blas.py)."""
+    from openenv_prime.mlx_trainer.model.blas import reexec_with_openblas
 
-    warn_if_slow(lambda text: print(text, file=sys.stderr), "openenv-prime train " + " ".join(sys.argv[2:]))
+    reexec_with_openblas()
+
+
+def _print_blas_hint() -> None:
+    from openenv_prime.mlx_trainer.model.blas import preloaded_by_reexec, warn_if_slow
+
+    info = warn_if_slow(lambda text: print(text, file=sys.stderr), "openenv-prime train " + " ".join(sys.argv[2:]))
+    if not info.slow and preloaded_by_reexec():
+        print(f"note: {info.message().rstrip('.')}: the command restarted itself with LD_PRELOAD={preloaded_by_reexec()}",
+              file=sys.stderr)

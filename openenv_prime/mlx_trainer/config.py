@@ -229,6 +229,17 @@ class TrainConfig(_Section):
         return self
 
 
+# The trainer's keys for the EvalConfig fields its evals set (`run_eval_async(..., settings=EVAL_SETTINGS)`), so an
+# eval's errors and notes name `environment.test_split`, not `openenv-prime eval`'s `--split`; check_reset's says how
+# to turn the check off.
+EVAL_SETTINGS = {
+    "split": "environment.test_split", "family_field": "environment.family_field", "tasks": "environment.tasks",
+    "env_name": "environment.env_name", "action_field": "environment.action_field",
+    "per_family": "eval.tasks_per_family", "system_prompt": "grpo.system_prompt",
+    "check_reset": "environment.check_reset = false",
+}
+
+
 def sampler_kwargs(config: TrainConfig) -> dict[str, Any]:
     """The sampler's keyword arguments: the config's, with the run's seed and group size as defaults."""
     kwargs = dict(config.sampler.kwargs)

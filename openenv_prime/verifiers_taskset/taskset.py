@@ -3,6 +3,7 @@ or from a task list (`tasks = "FILE.jsonl"`) for a server without one."""
 
 from __future__ import annotations
 
+import json
 import warnings
 from typing import Any
 
@@ -14,9 +15,10 @@ from openenv_prime.client.families import family_key
 from openenv_prime.client.prompting import PromptSettings
 from openenv_prime.client.render import EpisodeProtocol
 from openenv_prime.client.setup import EnvironmentSetup
+from openenv_prime.client.splits import TEST_SPLITS
 from openenv_prime.verifiers_taskset.config import OpenEnvTaskConfig, OpenEnvTasksetConfig
 from openenv_prime.verifiers_taskset.generations import TaskDataBase, numbered
-from openenv_prime.verifiers_taskset.keys import check_unique, durable_id, task_key
+from openenv_prime.verifiers_taskset.keys import check_unique, durable_id, id_like_field, task_key
 
 
 class OpenEnvTaskData(TaskDataBase):
@@ -100,10 +102,13 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
                 for index, spec in enumerate(loaded[split])
             ]
             self._warn_without_ids(source, loaded)
+            if config.splits is None:
+                _warn_every_split(splits)
             if config.check_reset:
                 split = next((split for split in splits if loaded[split]), None)
                 if split is not None:
                     note = setup.check_reset_sync(split, len(loaded[split]), extra=config.reset_kwargs,
+                                                  setting="--env.taskset.check-reset False (check_reset = false in TOML)",
                                                   timeout=config.message_timeout)
                     if note is not None:
                         warnings.warn(note, stacklevel=2)
@@ -114,14 +119,19 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
         """No silent fallbacks: specs without the id field are keyed by a hash, with a warning (a spec without its
         family field is an error, raised by the family rule)."""
         config = self.config
-        specs = [(split, index, spec) for split, found in loaded.items() for index, spec in enumerate(found)]
-        lacking = sum(spec.get(config.id_field) in (None, "") for _, _, spec in specs)
+        specs = [spec for found in loaded.values() for spec in found]
+        lacking = sum(spec.get(config.id_field) in (None, "") for spec in specs)
         if lacking:
-            fields = sorted({key for _, _, spec in specs[:1] for key in spec})
+            found = id_like_field(loaded.values())
+            fix = (
+                f"set --env.taskset.id-field {found} (id_field = {found!r}): the specs' own {found!r} names each task "
+                "of a split once" if found is not None else
+                f"set --env.taskset.id-field (id_field) to a field that names each task durably (the specs have "
+                f"{sorted(specs[0])})"
+            )
             warnings.warn(
                 f"{lacking} of {len(specs)} task specs ({source.kind} {source.where}) have no id field "
-                f"{config.id_field!r}, so they are keyed by a hash of their content; set --env.taskset.id-field "
-                f"(id_field) to a field that names each task durably (the specs have {fields})",
+                f"{config.id_field!r}, so they are keyed by a hash of their content; {fix}",
                 stacklevel=3,
             )
 
@@ -148,6 +158,23 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
 def _own_reset(kwargs: dict[str, Any], split: str, index: int) -> dict[str, Any] | None:
     """None when the task resets with its own split and index (kept out of the task data)."""
     return None if kwargs == {"split": split, "index": index} else kwargs
+
+
+def _warn_every_split(splits: list[str]) -> None:
+    """Without `splits` the taskset holds train and held-out tasks together, in the server's order: `vf-eval` then
+    plays the first ones (train tasks) and a trainer trains on held-out ones. The taskset cannot tell which use it
+    serves, so it keeps every split (a trainer that relied on that keeps it) and says how to choose."""
+    held_out = next((split for split in TEST_SPLITS if split in splits), None)
+    trained = [split for split in splits if split not in TEST_SPLITS]
+    if held_out is None or not trained:
+        return
+    warnings.warn(
+        f"--env.taskset.splits (splits) is not set, so the taskset holds every split the server lists, {splits}, in "
+        f"that order: vf-eval plays its first tasks, from {splits[0]!r}, and a training run trains on the held-out "
+        f"{held_out!r} tasks too. Name the split: --env.taskset.splits '[\"{held_out}\"]' to evaluate, "
+        f"splits = {json.dumps(trained[:1])} to train",
+        stacklevel=4,
+    )
 
 
 def _listed_splits(source: TaskSource) -> list[str]:

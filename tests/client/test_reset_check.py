@@ -122,6 +122,14 @@ def test_different_seeds_showing_the_same_start_warn_that_the_seed_may_be_ignore
     assert "the environment may ignore its seed" in note and "mine.jsonl" in note
 
 
+def test_the_warning_names_the_callers_own_way_to_skip_the_check(partial_servers):
+    url = partial_servers["constant-reset"]
+    with open_task_source(url, tasks=seed_list(range(1, 7)), env_name="say") as source:
+        note = check_reset_plays_tasks_sync(url, source, "test", 6, skip_setting="environment.check_reset = false")
+    assert note is not None and note.endswith("environment.check_reset = false skips this check")
+    assert "--no-reset-check" not in note
+
+
 # ---- the differing field, without a server -----------------------------------------------------------------
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),

@@ -4,6 +4,7 @@ import json
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import httpx
 import pytest
@@ -147,4 +148,47 @@ def test_local_app_serves_an_app_as_it_is_with_its_environment_and_keeps_its_log
             pass
     with pytest.raises(ValueError, match="expected MODULE:ATTRIBUTE"):
         with local_app("own_app_module"):
+            pass
+
+
+# Two OpenEnv-checkout apps, reduced to their imports: one imports its own package by name (as coding_env and
+# textarena_env do), one relatively with a standalone fallback (as echo_env does).
+CHECKOUT_APPS = {
+    "named_env": "from named_env.server.greeting import GREETING\n",
+    "relative_env": "try:\n    from ..greeting import GREETING\nexcept ImportError:\n    from greeting import GREETING\n",
+}
+CHECKOUT_APP_PY = """
+from fastapi import FastAPI
+
+app = FastAPI()
+
+
+@app.get("/health")
+def health():
+    return {"status": "healthy", "greeting": GREETING}
+"""
+
+
+def test_the_docs_command_serves_an_openenv_checkouts_own_apps_from_its_root(tmp_path):
+    """docs/openenv.md: from the checkout's root, `PYTHONPATH=envs uvicorn X.server.app:app` (the `envs.X...` form
+    fails for an app that imports its own package by name)."""
+    from openenv_prime.envs.launch import local_app
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "openenv.md").read_text()
+    assert "`PYTHONPATH=envs uvicorn X.server.app:app --port 8000`" in docs and "`uvicorn envs.X.server.app:app`" in docs
+    for name, imports in CHECKOUT_APPS.items():
+        server = tmp_path / "envs" / name / "server"
+        server.mkdir(parents=True)
+        (server / "greeting.py").write_text(f"GREETING = {name!r}\n")
+        (server.parent / "greeting.py").write_text(f"GREETING = {name!r}\n")
+        (server / "app.py").write_text(imports + CHECKOUT_APP_PY)
+        for init in (server.parent / "__init__.py", server / "__init__.py"):
+            init.write_text("")
+    for name in CHECKOUT_APPS:
+        with local_app(f"{name}.server.app:app", paths=[tmp_path / "envs"]) as url:
+            assert httpx.get(f"{url}/health").json()["greeting"] == name
+    with local_app("envs.relative_env.server.app:app", paths=[tmp_path]) as url:
+        assert httpx.get(f"{url}/health").json()["greeting"] == "relative_env"
+    with pytest.raises(ServerStartError, match="No module named 'named_env'"):
+        with local_app("envs.named_env.server.app:app", paths=[tmp_path]):
             pass

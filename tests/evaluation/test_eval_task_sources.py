@@ -7,6 +7,7 @@ import argparse
 import json
 import re
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -89,9 +90,38 @@ def test_constant_reset_is_refused_once_it_plays_an_index_past_the_end(partial_s
 
 def test_seeds_that_all_start_alike_are_reported_as_a_warning(partial_servers, model_url, seeds_file):
     url = partial_servers["constant-reset"]  # its reset(seed) takes the seed and always plays the first task
-    with pytest.warns(UserWarning, match="may ignore its seed"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # reported in the result for the caller to show, not raised as well
         result = run_eval(_config(url, tasks=str(seeds_file)), OpenAIPolicy(model_url, "scripted"))
-    assert len(result.warnings) == 1 and url in result.warnings[0] and len(result.results) == 6
+    assert len(result.warnings) == 1 and url in result.warnings[0] and "may ignore its seed" in result.warnings[0]
+    assert len(result.results) == 6
+
+
+def test_a_callers_settings_are_named_in_the_eval_messages(partial_servers, model_url, seeds_file):
+    """The MLX trainer runs its evals through run_eval: its user sets `environment.test_split`, not `--split`."""
+    from openenv_prime.mlx_trainer.config import EVAL_SETTINGS
+
+    url, policy = partial_servers["list-tasks-only"], OpenAIPolicy(model_url, "scripted")
+    listed = _config(partial_servers["no-task-api"], tasks=str(seeds_file), split="train")
+    with pytest.raises(ValueError, match=re.escape("has no split 'train'; set environment.test_split to one of ['test']")):
+        run_eval(listed, policy, settings=EVAL_SETTINGS)
+    with pytest.raises(ValueError, match=r"no family field 'tier'.*environment\.family_field") as caught:
+        run_eval(EvalConfig(base_url=url, family_field="tier", system_prompt=None), policy, settings=EVAL_SETTINGS)
+    assert "--family-field" not in str(caught.value)
+    result = run_eval(_config(partial_servers["constant-reset"], tasks=str(seeds_file)), policy, settings=EVAL_SETTINGS)
+    (note,) = result.warnings
+    assert "environment.check_reset = false skips this check" in note and "--no-reset-check" not in note
+    with pytest.raises(ValueError, match=re.escape("set --split to one of ['test']")):  # eval's own flags otherwise
+        run_eval(listed, policy)
+
+
+def test_eval_cli_prints_the_reset_warning_once(partial_servers, model_url, seeds_file, tmp_path):
+    run = _eval("--base-url", partial_servers["constant-reset"], "--tasks", str(seeds_file), "--family-field", "level",
+                "--model", "scripted", "--model-base-url", model_url, "--out", str(tmp_path / "r.json"))
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.count("may ignore its seed") == 1 and "UserWarning" not in run.stderr and "asyncio" not in run.stderr
+    assert "--no-reset-check skips this check" in run.stderr
+    assert "warning: tasks 0, 1, 2 of split 'test'" in run.stderr
 
 
 def test_eval_cli_with_a_task_list_and_no_families(partial_servers, model_url, seeds_file, tmp_path):
@@ -102,6 +132,8 @@ def test_eval_cli_with_a_task_list_and_no_families(partial_servers, model_url, s
     assert run.returncode == 0, run.stderr
     report = json.loads(out.read_text())
     assert [(f["family"], f["tasks"], f["solved"]) for f in report["families"]] == [("all", 6, 3)]
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in run.stdout.splitlines() if line.count("│") >= 5]
+    assert [row[:3] for row in rows] == [["all", "6", "3"], ["total", "6", "3"]]  # the one family, then the total
     assert report["config"]["tasks"] == str(seeds_file) and report["config"]["success_threshold"] == 0.5
     assert {r["key"] for r in report["results"]} == {f"seed-{s}" for s in range(1, 7)}
 

@@ -90,6 +90,16 @@ def test_dump_toml_round_trips(tmp_path):
     assert load_config(path) == cfg
 
 
+def test_eval_settings_name_eval_fields_by_real_trainer_keys():
+    from openenv_prime.evaluation import EvalConfig
+    from openenv_prime.mlx_trainer.config import EVAL_SETTINGS, TrainConfig
+
+    assert set(EVAL_SETTINGS) <= set(EvalConfig.model_fields)
+    for name in EVAL_SETTINGS.values():
+        section, key = name.split(" = ")[0].split(".")
+        assert key in TrainConfig.model_fields[section].annotation.model_fields, name
+
+
 def test_cli_reports_config_error_with_exit_code_2(tmp_path):
     path = tmp_path / "c.toml"
     path.write_text("[lora]\nrank = -1\n")

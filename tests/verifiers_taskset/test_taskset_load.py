@@ -5,8 +5,11 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import warnings
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from openenv_prime.client import TaskAPIClient
 from openenv_prime.client.errors import OpenEnvError, UnknownSplitError
@@ -54,13 +57,25 @@ def test_small_pages_load_the_same_tasks(chain_sum_server, chain_sum_tasks):
     assert [t.data for t in paged] == [t.data for t in chain_sum_tasks]
 
 
-def test_default_config_loads_every_listed_split(chain_sum_server):
+def test_default_config_loads_every_listed_split_and_says_how_to_choose_one(chain_sum_server):
     with TaskAPIClient(chain_sum_server) as api:
         splits = [s["name"] for s in api.splits()]
         total = sum(api.num_tasks(s) for s in splits)
-    tasks = _load(chain_sum_server)
-    assert len(tasks) == total
+    assert splits == ["train", "test"]
+    with pytest.warns(UserWarning) as caught:
+        tasks = _load(chain_sum_server)
+    assert len(tasks) == total  # a trainer that relied on every split keeps them
     assert [t.data.split for t in tasks] == sorted((t.data.split for t in tasks), key=splits.index)
+    (note,) = [str(w.message) for w in caught if "--env.taskset.splits" in str(w.message)]
+    assert "vf-eval plays its first tasks, from 'train'" in note and "held-out 'test' tasks" in note
+    assert """--env.taskset.splits '["test"]' to evaluate""" in note and 'splits = ["train"] to train' in note
+
+
+def test_named_splits_or_a_single_split_bring_no_split_warning(chain_sum_server, tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _load(chain_sum_server, splits=["test"], check_reset=False)
+        assert _load(chain_sum_server, splits=["train", "test"], check_reset=False)
 
 
 def test_unknown_split_is_refused_with_the_listed_splits(chain_sum_server):
@@ -81,7 +96,8 @@ def test_server_down_at_load_names_the_url():
 
 
 def test_id_field_missing_falls_back_to_content_hash_keys_with_a_warning(chain_sum_server):
-    with pytest.warns(UserWarning, match=r"1000 of 1000 task specs .* no id field 'no_such_field'.*--env.taskset.id-field"):
+    with pytest.warns(UserWarning, match=r"1000 of 1000 task specs .* no id field 'no_such_field'.*"
+                      r"set --env.taskset.id-field id \(id_field = 'id'\): the specs' own 'id' names each task of a split once"):
         tasks = _load(chain_sum_server, splits=["test"], id_field="no_such_field", family_field=None)
     assert all(t.data.id.startswith("sha256:") and t.data.family == "all" for t in tasks)
     assert len({t.key for t in tasks}) == len(tasks)
@@ -122,3 +138,25 @@ def test_task_key_is_env_split_id_without_doubling_a_prefixed_id():
     assert task_key("guess", "test", "guess-1") == "guess/test/guess-1"
     assert task_key("chain_sum", "test", "chain_sum/test/t0/1") == "chain_sum/test/t0/1"
     assert task_key("chain_sum", "train", "chain_sum/test/t0/1") == "chain_sum/train/chain_sum/test/t0/1"
+
+
+def test_the_id_like_field_is_one_every_spec_has_once():
+    from openenv_prime.verifiers_taskset.keys import id_like_field
+
+    rows = [{"question": f"q{i}", "answer": "7", "example_id": i, "info": {}} for i in range(4)]
+    assert id_like_field([rows, rows[:2]]) == "example_id"  # an imported verifiers environment's row number per split
+    assert id_like_field([[{**row, "example_id": 0} for row in rows]]) is None  # repeated in a split: names no task
+    assert id_like_field([[{"valid": str(i), "taskId": f"t{i}"} for i in range(3)]]) == "taskId"  # "valid" is no id
+    assert id_like_field([[{"uid": i, "flag_id": True} for i in range(2)]]) == "uid"
+    assert id_like_field([[{"task_id": None}, {"task_id": "b"}]]) is None and id_like_field([[], []]) is None
+
+
+@given(st.lists(st.dictionaries(st.sampled_from(["id", "example_id", "x", "seed_id"]),
+                                st.one_of(st.integers(0, 3), st.text(max_size=2), st.none()), min_size=1), max_size=6))
+def test_a_named_id_like_field_keys_every_spec_uniquely(specs):
+    from openenv_prime.verifiers_taskset.keys import durable_id, id_like_field
+
+    found = id_like_field([specs])
+    if found is not None:
+        keys = [durable_id(spec, found) for spec in specs]
+        assert len(set(keys)) == len(specs) and not any(key.startswith("sha256:") for key in keys)

@@ -84,7 +84,7 @@ def test_vf_eval_without_an_id_field_warns_with_the_setting(partial_servers, tmp
         done = vf_eval(partial_servers["list-tasks-only"], model_url, out, "--env.taskset.splits", '["test"]',
                        "--env.taskset.family-field", "level", "--env.taskset.id-field", "task_id", "-n", "2")
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "no id field 'task_id'" in done.stderr and "--env.taskset.id-field" in done.stderr
+    assert "no id field 'task_id'" in done.stderr and "set --env.taskset.id-field id (id_field = 'id')" in done.stderr
 
 
 def test_vf_eval_on_a_reset_ignoring_server_fails_naming_the_url_and_the_fix(partial_servers, tmp_path):

@@ -1,9 +1,10 @@
-"""Which BLAS mlx's CPU matmuls run on, and the command that fixes a slow one.
+"""Which BLAS mlx's CPU matmuls run on, and how the trainer gets a fast one.
 
 The `mlx-cpu` wheel for Linux bundles netlib's reference BLAS (2-5 GFLOPS). Preloading Debian's
 OpenBLAS, which exports the same `cblas_*` symbols, makes f32 matmuls 10-50x faster and training
-steps 5-15x faster. The preload must be in the environment before Python starts, so this module
-can only detect the problem and say what to run, not repair the running process.
+steps 5-15x faster. The preload must be in the environment before the process starts, so
+`openenv-prime train` re-executes itself once with it (:func:`reexec_with_openblas`); where OpenBLAS
+is missing, :func:`warn_if_slow` says what to install.
 
 Run `python -m openenv_prime.mlx_trainer.model.blas` for a report with a measured matmul speed."""
 
@@ -18,6 +19,8 @@ import time
 from dataclasses import dataclass
 
 APT_COMMAND = "apt-get install -y libopenblas0-pthread"
+# Set in the environment of the re-executed process, so that it never re-executes again.
+REEXEC_MARKER = "OPENENV_PRIME_BLAS_REEXEC"
 
 
 @dataclass(frozen=True)
@@ -63,10 +66,43 @@ def detect_blas() -> BlasInfo:
 
 def fix_command(command: str = "openenv-prime train ...") -> str:
     """The exact lines to run: install Debian's OpenBLAS unless it is already here, then preload it."""
-    installed = sorted(glob.glob("/usr/lib/*/libopenblas.so.0"))
-    library = installed[0] if installed else f"/usr/lib/{platform.machine()}-linux-gnu/libopenblas.so.0"
+    installed = installed_openblas()
+    library = installed or f"/usr/lib/{platform.machine()}-linux-gnu/libopenblas.so.0"
     preload = f"LD_PRELOAD={library} {command}"
     return preload if installed else f"{APT_COMMAND}\n{preload}"
+
+
+def installed_openblas() -> str | None:
+    """Debian's OpenBLAS (libopenblas0-pthread or -openmp), if installed."""
+    installed = sorted(glob.glob("/usr/lib/*/libopenblas.so.0"))
+    return installed[0] if installed else None
+
+
+def reexec_with_openblas() -> None:
+    """Replace this process by itself with OpenBLAS preloaded, when that makes mlx faster.
+
+    Call before mlx is imported and before any thread, file or server is opened. `os.execve` keeps the process id,
+    so the caller's exit status and Ctrl-C reach the same process as before. Returns (and the process runs on, with
+    :func:`warn_if_slow`'s advice) off Linux, once re-executed (:data:`REEXEC_MARKER`), when some `cblas_sgemm` is
+    already preloaded, when OpenBLAS is not installed, or when the exec fails."""
+    if not sys.platform.startswith("linux") or os.environ.get(REEXEC_MARKER):
+        return
+    library = installed_openblas()
+    if library is None or _global_symbol_library("cblas_sgemm") is not None:
+        return
+    preload = os.environ.get("LD_PRELOAD")
+    env = {**os.environ, REEXEC_MARKER: library, "LD_PRELOAD": f"{library}:{preload}" if preload else library}
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)
+    except OSError:
+        return
+
+
+def preloaded_by_reexec() -> str | None:
+    """The library :func:`reexec_with_openblas` preloaded, in the re-executed process; else None."""
+    return os.environ.get(REEXEC_MARKER) or None
 
 
 def matmul_gflops(n: int = 512, repeats: int = 5) -> float:

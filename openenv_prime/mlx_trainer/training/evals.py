@@ -9,7 +9,7 @@ from pathlib import Path
 from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.harness import EvalHarness
 from openenv_prime.evaluation.schedule import EvalSchedule
-from openenv_prime.mlx_trainer.config import TrainConfig
+from openenv_prime.mlx_trainer.config import EVAL_SETTINGS, TrainConfig
 from openenv_prime.mlx_trainer.training.checkpoint import TrainerState
 from openenv_prime.mlx_trainer.training.rundir import LOG
 from openenv_prime.mlx_trainer.training.setup import TrainerParts
@@ -40,7 +40,8 @@ def eval_config(config: TrainConfig, parts: TrainerParts) -> EvalConfig:
 async def evaluate_if_due(config: TrainConfig, parts: TrainerParts, state: TrainerState, run_dir: Path) -> None:
     """Evaluate the model at ``state.step`` if the schedule says so and no eval was logged for that step; the record
     goes to ``state.evals`` and the run's log, with the sampler's episodes and cost and the trainer's tokens."""
-    harness = EvalHarness(eval_config(config, parts), eval_schedule(config), log=run_dir / LOG, done=state.evals)
+    harness = EvalHarness(eval_config(config, parts), eval_schedule(config), log=run_dir / LOG, done=state.evals,
+                          settings=EVAL_SETTINGS)
     if not harness.due(state.step):
         return
     from openenv_prime.mlx_trainer.rollouts.policy import TrainerPolicy

@@ -70,7 +70,8 @@ async def build_parts(config: TrainConfig, base_url: str, mlx: MainThreadMLX, sa
         tasks = setup.sampler_tasks(split, family_field=family.name, family_setting="environment.family_field")
         resets = {task.index: setup.reset_kwargs(task.split, task.index) for task in tasks}
         if env.check_reset:
-            _note(await setup.check_reset(env.train_split, len(tasks), timeout=env.timeout))
+            _note(await setup.check_reset(env.train_split, len(tasks), setting="environment.check_reset = false",
+                                          timeout=env.timeout))
         protocol = setup.protocol(env, action_setting="environment.action_field")
         env_name = setup.env_name
     if not tasks:
