@@ -36,7 +36,8 @@ class TaskEnvironment:
                 raise ValueError(f"train_split {split!r} of {setup.env_name!r} has no tasks; choose another train_split")
             self._resets = {task.index: setup.reset_kwargs(task.split, task.index) for task in self.tasks}
             if config.check_reset:
-                note = setup.check_reset_sync(split, len(self.tasks), extra=config.reset_kwargs, timeout=config.timeout)
+                note = setup.check_reset_sync(split, len(self.tasks), setting="OpenEnvTRLConfig(check_reset=False)",
+                                              extra=config.reset_kwargs, timeout=config.timeout)
                 if note is not None:
                     print(f"note: {note}", file=sys.stderr)
             self.protocol: EpisodeProtocol = setup.protocol(config, action_setting="action_field")

@@ -29,6 +29,12 @@ from openenv_prime.trl.rows import SamplerRows
 from openenv_prime.trl.timers import Timers
 
 
+# How a TRL user sets the EvalConfig fields the evals take from OpenEnvTRLConfig or attach(), for the eval's messages.
+EVAL_SETTINGS = {"split": "test_split", "family_field": "family_field", "tasks": "tasks", "env_name": "env_name",
+                 "action_field": "action_field", "per_family": "attach(per_family=...)", "system_prompt": "system_prompt",
+                 "check_reset": "OpenEnvTRLConfig(check_reset=False)"}
+
+
 class OpenEnvTRL:
     """The server's tasks, the sampler over them, and the dataset, reward function, environment factory and
     callback that connect them to TRL. Build it before the trainer: it reads the server's tasks and checks it."""
@@ -93,7 +99,8 @@ class OpenEnvTRL:
             raise ValueError("train_dataset is not this OpenEnvTRL's dataset: pass train_dataset=openenv.dataset(args)")
         harness = None
         if schedule is not None:
-            harness = EvalHarness(self.eval_config(per_family), schedule, log=log, on_result=on_result)
+            harness = EvalHarness(self.eval_config(per_family), schedule, log=log, on_result=on_result,
+                                  settings=EVAL_SETTINGS)
         callback = OpenEnvCallback(self, trainer, harness,
                                    max_new_tokens=max_new_tokens or trainer.args.max_completion_length)
         trainer.add_callback(callback)
