@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -172,20 +173,40 @@ SAME_MEANING = {
     "__getattr__": "the module attribute hook (PEP 562) of each lazily importing package",
     "main": "a module's command-line entry point",
     "register": "each CLI module adds its subcommand to the parser it is given",
+    "_EXPORTS": "each lazily importing package's map of the names it exports to their modules",
 }
+CONSTANT = re.compile(r"_?[A-Z][A-Z0-9_]+")
+
+
+def top_level_names(tree: ast.Module) -> list[str]:
+    """Classes and functions (underscore ones are module-internal), and constants (UPPER_CASE, underscore ones too:
+    two modules' ``_TIER_STRIDE`` with different values read as one number)."""
+    names = []
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            if not (node.name.startswith("_") and not node.name.startswith("__")):
+                names.append(node.name)
+        else:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            names += [t.id for t in targets if isinstance(t, ast.Name) and CONSTANT.fullmatch(t.id)]
+    return names
 
 
 def test_no_name_is_defined_in_two_modules():
-    """A class or function name means one thing in openenv_prime/ (e.g. `TaskSource` is the client's interface; the
-    servers' task sources are `TaskProvider`s). Underscore names are module-internal and not checked."""
+    """A class, function or constant name means one thing in openenv_prime/ (e.g. `TaskSource` is the client's
+    interface; the servers' task sources are `TaskProvider`s; `SAMPLER_STATE_VERSION` and `CHECKPOINT_VERSION` are two
+    layouts, one inside the other)."""
     defined: dict[str, list[str]] = {}
     for path in modules():
-        for node in ast.parse(path.read_text()).body:
-            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-                defined.setdefault(node.name, []).append(where(path))
-    repeated = {
-        name: paths for name, paths in defined.items()
-        if len(paths) > 1 and name not in SAME_MEANING and not (name.startswith("_") and not name.startswith("__"))
-    }
+        for name in top_level_names(ast.parse(path.read_text())):
+            defined.setdefault(name, []).append(where(path))
+    repeated = {name: paths for name, paths in defined.items() if len(paths) > 1 and name not in SAME_MEANING}
     assert not repeated, f"names defined in more than one module (rename one, or add it to SAME_MEANING with why): {repeated}"
-    assert {"TaskSource", "TaskListSource", "TaskIndexError", "EpisodeRules"} <= set(defined)
+    assert {"TaskSource", "TaskListSource", "TaskIndexError", "EpisodeRules", "SAMPLER_STATE_VERSION"} <= set(defined)
+    assert set(SAME_MEANING) <= {name for name, paths in defined.items() if len(paths) > 1}, "SAME_MEANING lists a name no longer repeated"
+
+
+def test_a_module_name_means_one_thing():
+    """`taskset.py` is the verifiers Taskset; the reasoning-gym server's task layout is `layout.py`."""
+    named = [where(path) for path in modules() if path.name == "taskset.py"]
+    assert named == ["verifiers_taskset/taskset.py"]

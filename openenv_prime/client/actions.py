@@ -2,9 +2,11 @@
 
 Which fields the model fills: the required ones, and the optional ones whose default is ``null`` (wildfire's
 ``x``/``y``: "Optional coordinates"). Optional fields with any other default (openspiel's ``game_name="catch"``,
-``game_params={}``) are the environment's settings, not moves: they are left out of the reply format and the server
-fills in their defaults, unless ``action_fields`` names them. Constant fields (a ``Literal`` discriminator such as
-MCP's ``type``) are filled in.
+``game_params={}``), and optional ones whose description calls them configuration ("server configuration, leave
+unset"; :func:`~openenv_prime.client.described.configures`), are the environment's settings, not moves: they are left
+out of the reply format and the server fills in their defaults, unless ``action_fields`` names them. Constant fields
+(a ``Literal`` discriminator such as MCP's ``type``) are filled in. The example reply shows the required fields only
+(all the offered ones when none is required), so it never invites the model to fill an optional one.
 
 Three reply shapes, chosen from the fields the model fills (or ``field``):
 - one free-text field (chain_sum's ``answer``): the reply goes in verbatim, never JSON-decoded, so ``"42"`` stays
@@ -30,7 +32,7 @@ from functools import cached_property
 from typing import Any, Iterable
 
 from openenv_prime.client import schema as js
-from openenv_prime.client.described import Described, described, without_fields
+from openenv_prime.client.described import Described, configures, described, without_fields
 from openenv_prime.client.errors import InvalidRequestError
 
 _FENCE = re.compile(r"^\s*```[\w-]*\s*\n?(.*?)\s*```\s*$", re.DOTALL)
@@ -104,6 +106,7 @@ class ActionFormat:
             if allowed is not None and len(allowed) == 1 and name != field:
                 constants[name] = allowed[0]
         required_names = set(action_schema.get("required", []))
+        class_about = action_schema.get("description") if isinstance(action_schema.get("description"), str) else None
         fields, settings = {}, []
         for name, spec in properties.items():
             if name in constants:
@@ -111,6 +114,7 @@ class ActionFormat:
             resolved = js.resolve(spec, action_schema)
             offered = name in required_names or name == field or name in extra or (
                 "default" in resolved and resolved["default"] is None
+                and not configures(name, resolved.get("description"), class_about)
             )
             if offered:
                 fields[name] = spec
@@ -126,7 +130,6 @@ class ActionFormat:
         if field is not None and field not in fields:
             fields = {**fields, field: {"type": "string"}}  # a field the schema does not list: the server decides
         required = tuple(r for r in action_schema.get("required", []) if r in fields)
-        class_about = action_schema.get("description") if isinstance(action_schema.get("description"), str) else None
         about = {}
         for name, spec in fields.items():
             found = described(name, js.resolve(spec, action_schema).get("description"), class_about,
@@ -288,7 +291,7 @@ class ActionFormat:
         lines.append("Reply with only a JSON object for the action, with these fields:")
         for name, spec in self.fields.items():
             lines.append(f"- \"{name}\" ({self._describe(name, spec)})" + self._said(name, spec))
-        example = {name: self._placeholder(name, spec) for name, spec in self.fields.items()}
+        example = {name: self._placeholder(name, self.fields[name]) for name in self.required or self.fields}
         lines.append(f"For example: {json.dumps(example)}")
         if len(self.required) == 1:
             name = self.required[0]

@@ -31,6 +31,11 @@ _QUOTED = re.compile(r"""(?:"([^"\n]+)"|'([^'\n]+)')\s*(?:\(([^)\n]*)\))?""")
 _BRACKETED = re.compile(r"\b(?:in|one of|of|from)\s*[\[{]([^\]}\n]+)[\]}]", re.IGNORECASE)
 _ENUMERATED = re.compile(r"""^\s*[-*\u2022]?\s*(-?\d+|"[^"\n]+"|'[^'\n]+')\s*(?:=|:|->|=>|\u2192|-|\u2013)\s*(.+?)\s*$""")
 _PARENS = re.compile(r"\([^)]*\)")
+# A description that calls the field the environment's configuration, not part of a move.
+_CONFIGURATION = re.compile(
+    r"\b(?:(?:server|environment|env|game)[ -](?:side[ -])?(?:config(?:uration)?|settings?)"
+    r"|(?:config(?:uration)?|settings?) only|leave (?:it |this )?(?:unset|empty|blank)"
+    r"|(?:do not|don't|never) (?:set|fill)|for internal use|internal use only)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,12 @@ def described(name: str, own: str | None, about_class: str | None, kind: str) ->
     for value in (value for found in sets for value in found):  # a value of any one case reads as itself ("Jump")
         labels.setdefault(_words(str(value)), value)
     return Described(None, common, labels=labels, names=names)
+
+
+def configures(name: str, own: str | None, about_class: str | None) -> bool:
+    """Whether the field's own description or the class description's lines about it call it configuration ("server
+    configuration, leave unset", "do not set"): a setting the server fills in, never offered to the model."""
+    return any(_CONFIGURATION.search(block) for block in ([own] if own else []) + _blocks_about(name, about_class or ""))
 
 
 def without_fields(text: str, names: set[str]) -> str:

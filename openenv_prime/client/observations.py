@@ -42,7 +42,8 @@ from openenv_prime.client.hidden import HiddenNames, normalized, scrub
 
 DEFAULT_BUDGET = 4000
 # Fields that describe the episode rather than the world (compared in normalized form; ``*metadata`` too).
-BOOKKEEPING = frozenset(normalized(name) for name in ("metadata", "reward", "done", "task", "task_spec", "episode_id"))
+BOOKKEEPING_OBSERVATION_FIELDS = frozenset(
+    normalized(name) for name in ("metadata", "reward", "done", "task", "task_spec", "episode_id"))
 # Observation fields that hold the prompt text, in order of preference: the first is shown first, without a name.
 TEXT_FIELDS = ("prompt", "question", "text", "message", "content", "observation", "instruction", "instructions")
 # Fields that list the moves the environment accepts now: shown right after the text, never cut.
@@ -318,7 +319,7 @@ def _textual(name: str, value: Any) -> bool:
 
 def _bookkeeping(name: str) -> bool:
     key = normalized(name)
-    return key in BOOKKEEPING or key.endswith("metadata")
+    return key in BOOKKEEPING_OBSERVATION_FIELDS or key.endswith("metadata")
 
 
 def _legal(name: str) -> bool:

@@ -37,7 +37,7 @@ from openenv_prime.client.resetstyle import run_sync
 from openenv_prime.client.session import EpisodeSession
 from openenv_prime.client.tasks import TaskSource
 
-_EPISODE_ID = "openenv-prime-reset-check"
+_CHECK_EPISODE_ID = "openenv-prime-reset-check"
 _STATE_BOOKKEEPING = {"episode_id", "step_count"}
 _OTHER_TASK_SEARCH = 64
 _ALIKE_TASKS = 3  # tasks with different reset arguments that must all look alike before "they start alike"
@@ -174,7 +174,7 @@ class _ResetCheck:
         """Task ``index`` reset in a fresh session: its observation and state, checked against what they echo."""
         kwargs = self.source.reset_kwargs(self.split, index)
         async with EpisodeSession(self.base_url, timeout=self.timeout) as session:
-            result = await session.reset(**self.extra, **kwargs, episode_id=_EPISODE_ID)
+            result = await session.reset(**self.extra, **kwargs, episode_id=_CHECK_EPISODE_ID)
             state = await _state(session)
         start = _Start(index, kwargs, result.observation, state)
         self._check_echo(start)
@@ -201,7 +201,7 @@ class _ResetCheck:
         missing = self.num_tasks  # no spec to send: the Task API's own split and index, whatever the source resets with
         try:
             async with EpisodeSession(self.base_url, timeout=self.timeout) as session:
-                await session.reset(**self.extra, split=self.split, index=missing, episode_id=_EPISODE_ID)
+                await session.reset(**self.extra, split=self.split, index=missing, episode_id=_CHECK_EPISODE_ID)
         except (InvalidRequestError, ServerError):
             return None
         return missing

@@ -20,14 +20,14 @@ from openenv_prime.client.errors import InvalidRequestError, ServerError
 from openenv_prime.client.session import EpisodeSession
 
 T = TypeVar("T")
-_EPISODE_ID = "openenv-prime-reset-style"
+_PROBE_EPISODE_ID = "openenv-prime-reset-style"
 
 
 async def takes_task_spec(base_url: str, spec: dict[str, Any], *, timeout: float = 30.0) -> bool:
     """Whether the server plays a task from its spec: one reset with ``task_spec=spec`` on a fresh session."""
     async with EpisodeSession(base_url, timeout=timeout) as session:
         try:
-            await session.reset(task_spec=spec, episode_id=_EPISODE_ID)
+            await session.reset(task_spec=spec, episode_id=_PROBE_EPISODE_ID)
             state = await session.state()
         except (InvalidRequestError, ServerError):
             return False

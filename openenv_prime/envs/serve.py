@@ -104,7 +104,7 @@ def serve_reasoning_gym(args, max_sessions: int) -> int:
             raise ValueError("--datasets is required: name one or more reasoning-gym datasets, e.g. --datasets leg_counting,chain_sum")
         if max_sessions < 1:
             raise ValueError(f"--max-sessions must be at least 1, got {max_sessions}")
-        from openenv_prime.envs.reasoning_gym_tiers.taskset import ReasoningGymTaskset, check_datasets
+        from openenv_prime.envs.reasoning_gym_tiers.layout import ReasoningGymTaskset, check_datasets
 
         tiers = 3 if args.tiers is None else args.tiers
         taskset = ReasoningGymTaskset(datasets, tiers, per_tier)

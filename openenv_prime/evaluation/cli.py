@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+from openenv_prime.client.episode_rules import DEFAULT_RULES, REWARD_MODES
 from openenv_prime.client.hidden import DEFAULT_HIDDEN_FIELDS
 from openenv_prime.client.observations import DEFAULT_BUDGET
 from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
@@ -129,16 +130,16 @@ def _register_eval(subparsers: argparse._SubParsersAction) -> None:
                           help="extra reset arguments for every episode, a JSON object such as '{\"difficulty\": 2}' "
                           "(not split/index/episode_id)")
     # the episode rules: the trainer's and the verifiers taskset's defaults (client/episode_rules.py)
-    episodes.add_argument("--max-steps", type=int, default=16,
+    episodes.add_argument("--max-steps", type=int, default=DEFAULT_RULES.max_steps,
                           help="environment steps per episode; an episode still running then is counted as "
                           "truncated (default: %(default)s)")
-    episodes.add_argument("--max-invalid-actions", type=int, default=3,
+    episodes.add_argument("--max-invalid-actions", type=int, default=DEFAULT_RULES.max_invalid_actions,
                           help="invalid replies fed back to the model; the next one ends the episode (default: %(default)s)")
-    episodes.add_argument("--reward-mode", choices=("sum", "last", "max"), default="sum",
+    episodes.add_argument("--reward-mode", choices=REWARD_MODES, default=DEFAULT_RULES.reward_mode,
                           help="how the scored steps' rewards become the episode's reward, as in training (default: %(default)s)")
     episodes.add_argument("--reward-clip", type=float, nargs=2, default=None, metavar=("LOW", "HIGH"),
                           help="clip the episode's reward into [LOW, HIGH] (default: no clip)")
-    episodes.add_argument("--invalid-flags", nargs="*", default=["invalid_action", "invalid_move"], metavar="KEY",
+    episodes.add_argument("--invalid-flags", nargs="*", default=list(DEFAULT_RULES.invalid_flags), metavar="KEY",
                           help="observation or metadata keys that, set to true, mark a step's action invalid: an "
                           "episode the environment ends that way counts as ended by an invalid action (default: %(default)s)")
     episodes.add_argument("--invalid-flags-in-state", action="store_true",

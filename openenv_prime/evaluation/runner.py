@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from openenv_prime.client.episode import Episode, play_in_waves
-from openenv_prime.client.episode_rules import EpisodeRules
 from openenv_prime.client.render import EpisodeProtocol
 from openenv_prime.client.session_pool import SessionPool
 from openenv_prime.client.setup import EnvironmentSetup
@@ -56,15 +55,6 @@ def run_eval(config: EvalConfig, policy: Policy, *, settings: dict[str, str] | N
     raise RuntimeError("run_eval() was called inside a running event loop; use `await run_eval_async(config, policy)`")
 
 
-def eval_rules(config: EvalConfig) -> EpisodeRules:
-    """The episode rules an eval config sets."""
-    return EpisodeRules(
-        max_steps=config.max_steps, max_invalid_actions=config.max_invalid_actions, reward_mode=config.reward_mode,
-        reward_clip=config.reward_clip, invalid_flags=tuple(config.invalid_flags),
-        invalid_flags_in_state=config.invalid_flags_in_state,
-    )
-
-
 async def run_eval_async(config: EvalConfig, policy: Policy, *, settings: dict[str, str] | None = None) -> EvalResult:
     """Chooses ``per_family`` tasks per family from the seed, plays them and scores them per family.
 
@@ -72,7 +62,7 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, settings: dict[s
     "environment.test_split", ...}``), so errors and notes name the caller's setting; the rest keep eval's flags."""
     started = time.perf_counter()
     plan = await asyncio.to_thread(_plan, config, setting_names(settings))
-    rules = eval_rules(config)
+    rules = config.rules()
     pool = SessionPool(config.base_url, timeout=config.timeout)
     episodes = [
         Episode(plan.protocol, rules, {**config.reset_kwargs, **plan.reset_kwargs[task.index]}, open_session=pool.new_session,

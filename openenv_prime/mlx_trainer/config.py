@@ -13,9 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from openenv_prime.client.episode_rules import DEFAULT_RULES, EpisodeRules
+from openenv_prime.client.episode_settings import EpisodeSettings
 from openenv_prime.client.prompting import PromptSettings
-from openenv_prime.client.rewards import check_clip
 from openenv_prime.client.urls import http_base
 
 
@@ -94,9 +93,11 @@ class SamplerConfig(_Section):
     log_keys: int = Field(32, ge=0)
 
 
-class EnvironmentConfig(_Section, PromptSettings):
+class EnvironmentConfig(_Section, PromptSettings, EpisodeSettings):
     # What the model is shown (observation_template, observation_budget, hidden_fields, action_field,
-    # action_fields) is the client's PromptSettings: the same keys as in eval and the verifiers taskset.
+    # action_fields) is the client's PromptSettings, and how episodes are played and scored (max_steps,
+    # max_invalid_actions, reward_mode, reward_clip, invalid_flags, invalid_flags_in_state; .rules()) its
+    # EpisodeSettings: the same keys as in eval and the verifiers taskset.
     # Base URL of any OpenEnv server with the Task API; empty = start the embedded server below.
     base_url: str = ""
     # A task list (JSONL, one task a line with its reset arguments) for a server without a Task API; its
@@ -129,17 +130,6 @@ class EnvironmentConfig(_Section, PromptSettings):
     # task in one family; "auto" takes the field the server declares in /splits, else the specs' "family" or "tier".
     family_field: str | None = "auto"
     timeout: float = Field(30.0, gt=0)
-    # The episode rules, with the eval's and the verifiers taskset's names and defaults (client/episode_rules.py):
-    # environment steps per episode before it is cut off, invalid replies fed back to the model before the episode
-    # stops, how per-step rewards (steps that return no reward are left out) become the episode's reward ("sum",
-    # "last" or "max", then clipped), and the observation/metadata keys that, set to true, mark a step's action
-    # invalid (also looked up in the environment's state() when it ends an episode, if invalid_flags_in_state).
-    max_steps: int = Field(DEFAULT_RULES.max_steps, ge=1)
-    max_invalid_actions: int = Field(DEFAULT_RULES.max_invalid_actions, ge=0)
-    reward_mode: Literal["sum", "last", "max"] = DEFAULT_RULES.reward_mode
-    reward_clip: tuple[float, float] | None = DEFAULT_RULES.reward_clip
-    invalid_flags: tuple[str, ...] = DEFAULT_RULES.invalid_flags
-    invalid_flags_in_state: bool = DEFAULT_RULES.invalid_flags_in_state
 
     @field_validator("base_url")
     @classmethod
@@ -170,17 +160,6 @@ class EnvironmentConfig(_Section, PromptSettings):
             except ValueError as error:
                 raise ValueError(f"environment.datasets / environment.tiers: {error}") from None
         return self
-
-    @field_validator("reward_clip")
-    @classmethod
-    def _ordered(cls, clip: tuple[float, float] | None) -> tuple[float, float] | None:
-        return check_clip(clip)
-
-    def rules(self) -> EpisodeRules:
-        """The episode rules these settings give."""
-        return EpisodeRules(max_steps=self.max_steps, max_invalid_actions=self.max_invalid_actions, reward_mode=self.reward_mode,
-                            reward_clip=self.reward_clip, invalid_flags=self.invalid_flags,
-                            invalid_flags_in_state=self.invalid_flags_in_state)
 
 
 class EvalSettings(_Section):

@@ -20,7 +20,7 @@ from openenv_prime.prime_rl_adapter.config import KWARGS_PATH, AdapterConfig, pa
 from openenv_prime.prime_rl_adapter.families import sampler_tasks
 from openenv_prime.prime_rl_adapter.groups import read_group
 from openenv_prime.prime_rl_adapter.pending import PendingGroups
-from openenv_prime.prime_rl_adapter.resume import STATE_VERSION, plan_resume
+from openenv_prime.prime_rl_adapter.resume import ADAPTER_STATE_VERSION, plan_resume
 from openenv_prime.prime_rl_adapter.workers import worker_index, worker_seed
 from openenv_prime.samplers import flat_key_metrics, most_drawn
 from openenv_prime.samplers.sparse import STORED_KEYS, compact
@@ -205,7 +205,7 @@ class SamplerCore:
         inner = compact(self.inner.state_dict(), also=drawn)
         stored = inner[STORED_KEYS]
         return {
-            "version": STATE_VERSION,
+            "version": ADAPTER_STATE_VERSION,
             "family_field": self.config.family_field,
             "num_tasks": len(self.tasks),
             "num_families": len(self.families),

@@ -18,7 +18,7 @@ from typing import Any
 
 from openenv_prime.samplers.sparse import STORED_KEYS, expand
 
-STATE_VERSION = 3
+ADAPTER_STATE_VERSION = 3
 """3: sparse, only the families that hold something (`samplers.sparse`); 2: every family; 1: no family
 names. Checkpoints of each version load; plans are made on the dense form of version 2."""
 _DENSE = 2
@@ -73,7 +73,7 @@ def _check_envelope(state: Any, counters: Sequence[str]) -> None:
     if not isinstance(state, dict):
         _fail(f"expected the dict from state_dict(), got {type(state).__name__}")
     if state.get("version") != _DENSE:
-        _fail(f"version {state.get('version')!r} is not supported (this adapter reads versions 1 to {STATE_VERSION})")
+        _fail(f"version {state.get('version')!r} is not supported (this adapter reads versions 1 to {ADAPTER_STATE_VERSION})")
     if not isinstance(state.get("family_field"), (str, type(None))):
         _fail("family_field must be a string or None")
     num_tasks = state.get("num_tasks")
@@ -123,7 +123,7 @@ def plan_resume(
     `task_keys` this run's task keys in taskset order. Raises ValueError naming the problem."""
     if isinstance(state, dict) and state.get("version") == 1:
         state = _from_version_1(state, template, families)
-    elif isinstance(state, dict) and state.get("version") == STATE_VERSION:
+    elif isinstance(state, dict) and state.get("version") == ADAPTER_STATE_VERSION:
         state = _dense(state)
     _check_envelope(state, counters)
     saved_inner = state["inner"]

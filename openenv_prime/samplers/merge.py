@@ -44,7 +44,7 @@ from openenv_prime.samplers.lineage import extended, history_digest, parse_linea
 from openenv_prime.samplers.pooled import FLOAT_STATS, INT_STATS, _without_seed
 from openenv_prime.samplers.rngstate import rng_from_json, rng_to_json
 from openenv_prime.samplers.sparse import expand
-from openenv_prime.samplers.statecheck import STATE_VERSION, parse_amount, parse_count, parse_list, section
+from openenv_prime.samplers.statecheck import SAMPLER_STATE_VERSION, parse_amount, parse_count, parse_list, section
 
 _DECAYED = ("successes", "failures", "spread", "flat")  # s <- gamma*s + x on each update of the key
 _SUMMED = ("predicted_sum",)  # plain sums
@@ -233,8 +233,8 @@ def _check_same_run(state: Any, reference: dict[str, Any], what: str) -> None:
         raise TypeError(f"{what} is a {type(state).__name__}, not a state_dict() dict")
     if state.get("sampler") != "CurriculumSampler":
         raise ValueError(f"{what} was saved by {state.get('sampler')!r}; only CurriculumSampler states merge")
-    if state.get("version") != STATE_VERSION:
-        raise ValueError(f"{what} has state version {state.get('version')!r}, expected {STATE_VERSION}")
+    if state.get("version") != SAMPLER_STATE_VERSION:
+        raise ValueError(f"{what} has state version {state.get('version')!r}, expected {SAMPLER_STATE_VERSION}")
     pool = state.get("pool")
     if not isinstance(pool, dict) or pool.get("fingerprint") != reference["pool"].get("fingerprint"):
         raise ValueError(f"{what} was saved on a different task pool than states[0]; only states of one pool merge")

@@ -19,7 +19,7 @@ from openenv_prime.samplers.keymetrics import flat_key_metrics, most_drawn
 from openenv_prime.samplers.pool import TaskPool
 from openenv_prime.samplers.rngstate import rng_from_json, rng_to_json
 from openenv_prime.samplers.sparse import expand
-from openenv_prime.samplers.statecheck import STATE_VERSION, parse_list, section
+from openenv_prime.samplers.statecheck import SAMPLER_STATE_VERSION, parse_list, section
 from openenv_prime.samplers.task import Task
 from openenv_prime.samplers.validation import check_count, check_group, has_spread
 
@@ -87,7 +87,7 @@ class PooledSampler:
 
     def state_dict(self) -> dict[str, Any]:
         state = {
-            "version": STATE_VERSION,
+            "version": SAMPLER_STATE_VERSION,
             "sampler": type(self).__name__,
             "pool": pool_summary(self.pool),
             "config": self._config(),
@@ -223,12 +223,12 @@ def check_envelope(state: Any, sampler: str, pool: TaskPool, config: dict[str, A
     if version == 1:
         raise ValueError(
             f"state version 1 is from an older openenv-prime (it stores every key's shuffle order in full); this "
-            f"one reads version {STATE_VERSION} (a seed and a position per key) and cannot continue a version 1 run "
+            f"one reads version {SAMPLER_STATE_VERSION} (a seed and a position per key) and cannot continue a version 1 run "
             f"exactly. Start fresh, or convert with openenv_prime.samplers.upgrade_state_dict(state): it keeps "
             f"every statistic and the RNG and restarts each key's shuffle cycle"
         )
-    if version != STATE_VERSION:
-        raise ValueError(f"state version {version!r} is not supported (expected {STATE_VERSION})")
+    if version != SAMPLER_STATE_VERSION:
+        raise ValueError(f"state version {version!r} is not supported (expected {SAMPLER_STATE_VERSION})")
     saved_pool = state.get("pool")
     if not isinstance(saved_pool, dict) or saved_pool.get("fingerprint") != pool.fingerprint:
         raise ValueError(

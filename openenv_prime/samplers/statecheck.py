@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-STATE_VERSION = 2
+SAMPLER_STATE_VERSION = 2
+"""The layout of a sampler's ``state_dict`` (its ``version`` key); a trainer checkpoint and the adapter's state hold one."""
 # Largest count a state may hold: every int up to here is exact in a JSON double, and 0.9**MAX_COUNT
 # is a plain float (a larger int exponent can overflow the conversion).
 MAX_COUNT = 2**53

@@ -12,7 +12,7 @@ import random
 from typing import Any
 
 from openenv_prime.samplers.rngstate import rng_to_json
-from openenv_prime.samplers.statecheck import STATE_VERSION
+from openenv_prime.samplers.statecheck import SAMPLER_STATE_VERSION
 
 
 def upgrade_state_dict(state: dict[str, Any]) -> dict[str, Any]:
@@ -29,7 +29,7 @@ def upgrade_state_dict(state: dict[str, Any]) -> dict[str, Any]:
     except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"version 1 state field rng is not a saved random.Random state: {exc}") from None
     out = copy.deepcopy(state)
-    out["version"] = STATE_VERSION
+    out["version"] = SAMPLER_STATE_VERSION
     out["rng"] = rng_to_json(rng)
     if "cycles" in out:
         out["cycles"] = []

@@ -7,19 +7,21 @@ taskset and the MLX trainer, so a TRL run and its evals see the prompts the othe
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
-from openenv_prime.client.episode_rules import DEFAULT_RULES, EpisodeRules
+from openenv_prime.client.episode_settings import EpisodeSettings, ResetArguments
 from openenv_prime.client.prompting import PromptSettings
 from openenv_prime.client.urls import http_base
 
 
-class OpenEnvTRLConfig(PromptSettings):
-    """The environment and sampler side of a TRL GRPO run (TRL's own settings stay in its ``GRPOConfig``)."""
+class OpenEnvTRLConfig(PromptSettings, EpisodeSettings, ResetArguments):
+    """The environment and sampler side of a TRL GRPO run (TRL's own settings stay in its ``GRPOConfig``). The episode
+    rules (:class:`EpisodeSettings`) and the reset arguments are the same keys as in every consumer."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    reset_choices: ClassVar[str] = "choose the split with train_split and put per-task reset arguments in a task list (tasks)"
 
     base_url: str = Field("http://127.0.0.1:8000", description="OpenEnv server (http(s):// or ws(s)://).")
     env_name: str | None = Field(None, description="Environment name; None means the only one the server lists.")
@@ -36,31 +38,12 @@ class OpenEnvTRLConfig(PromptSettings):
     seed: int = Field(0, description="Seeds the sampler's draws.")
     system_prompt: str = Field("", description="Our base system prompt; the environment's reply format is added to it "
                                "(text mode), as the MLX trainer and the evals do. Empty: the reply format alone.")
-    reset_kwargs: dict[str, Any] = Field(default_factory=dict, description="Extra arguments for every reset.")
     max_sessions: int = Field(64, ge=1, description="Concurrent /ws sessions opened to the server.")
     timeout: float = Field(30.0, gt=0, description="Seconds to wait for any one server answer.")
     check_reset: bool = Field(True, description="Before training, check that the server plays the task asked for.")
-    max_steps: int = Field(DEFAULT_RULES.max_steps, ge=1, description="Environment steps per episode (tool mode).")
-    max_invalid_actions: int = Field(DEFAULT_RULES.max_invalid_actions, ge=0,
-                                     description="Invalid actions fed back before the episode ends.")
-    reward_mode: Literal["sum", "last", "max"] = Field(DEFAULT_RULES.reward_mode,
-                                                       description="How step rewards become the episode's reward.")
 
     @field_validator("base_url")
     @classmethod
     def _server_url(cls, url: str) -> str:
         http_base(url)  # raises naming the schemes it takes
         return url
-
-    @field_validator("reset_kwargs")
-    @classmethod
-    def _reset_kwargs_leave_the_task_alone(cls, value: dict[str, Any]) -> dict[str, Any]:
-        taken = sorted({"split", "index", "episode_id"} & set(value))
-        if taken:
-            raise ValueError(f"reset_kwargs may not set {taken}: each row's task sets them")
-        return value
-
-    def rules(self) -> EpisodeRules:
-        """The episode rules these settings give (the other rules keep the package's defaults)."""
-        return EpisodeRules(max_steps=self.max_steps, max_invalid_actions=self.max_invalid_actions,
-                            reward_mode=self.reward_mode)

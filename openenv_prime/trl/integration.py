@@ -83,8 +83,7 @@ class OpenEnvTRL:
         fields = dict(base_url=c.base_url, env_name=c.env_name, tasks=c.tasks, split=c.test_split, per_family=per_family,
                       seed=c.seed, family_field=c.family_field, system_prompt=c.system_prompt, reset_kwargs=c.reset_kwargs,
                       max_concurrency=min(32, c.max_sessions), timeout=c.timeout, check_reset=c.check_reset,
-                      max_steps=c.max_steps, max_invalid_actions=c.max_invalid_actions, reward_mode=c.reward_mode,
-                      **c.prompt_fields())
+                      **c.prompt_fields(), **c.episode_fields())
         return EvalConfig(**{**fields, **overrides})
 
     def attach(self, trainer: Any, *, schedule: EvalSchedule | None = None, per_family: int = 20,

@@ -5,37 +5,30 @@ default that works against a local chain_sum server (`openenv-prime serve chain-
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
 import verifiers.v1 as vf
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from openenv_prime.client.episode_rules import DEFAULT_RULES, EpisodeRules
+from openenv_prime.client.episode_rules import EpisodeRules
+from openenv_prime.client.episode_settings import EpisodeLimits, ResetArguments, RewardSettings, episode_rules
 from openenv_prime.client.prompting import PromptSettings
-from openenv_prime.client.rewards import check_clip
 
 
-class OpenEnvTaskConfig(vf.TaskConfig):
-    """How an episode's per-step rewards become the trace's reward (`--env.taskset.task.*`)."""
-
-    reward_mode: Literal["sum", "last", "max"] = DEFAULT_RULES.reward_mode
-    """Aggregate the environment's per-step rewards by their sum, the last one, or the max."""
-    reward_clip: tuple[float, float] | None = DEFAULT_RULES.reward_clip
-    """Clip the aggregate into [low, high]; prime-rl's difficulty pools assume [0, 1]."""
-
-    @field_validator("reward_clip")
-    @classmethod
-    def _ordered(cls, clip: tuple[float, float] | None) -> tuple[float, float] | None:
-        return check_clip(clip)
+class OpenEnvTaskConfig(vf.TaskConfig, RewardSettings):
+    """How an episode's per-step rewards become the trace's reward (`--env.taskset.task.reward-mode`,
+    `--env.taskset.task.reward-clip`: the client's `RewardSettings`)."""
 
 
-class OpenEnvTasksetConfig(vf.TasksetConfig, PromptSettings):
+class OpenEnvTasksetConfig(vf.TasksetConfig, PromptSettings, EpisodeLimits, ResetArguments):
     """Which OpenEnv server, which tasks, and how episodes talk to it (`--env.taskset.*`).
 
     The deployment (URL, limits) lives here and never in task data, so task keys and hashes
     stay the same when the server moves. What the model is shown (`observation_template`,
     `observation_budget`, `hidden_fields`, `action_field`, `action_fields`) is the client's
-    `PromptSettings`, the same keys as in eval and the MLX trainer."""
+    `PromptSettings`, and when an episode stops (`max_steps`, `max_invalid_actions`, `invalid_flags`,
+    `invalid_flags_in_state`) its `EpisodeLimits`: the same keys as in eval and the MLX trainer."""
+
+    reset_choices = ("choose tasks with --env.taskset.splits or --select, and put per-task reset arguments in a task "
+                     "list (--env.taskset.tasks)")
 
     base_url: str = "http://127.0.0.1:8000"
     """OpenEnv server (http(s):// or ws(s)://)."""
@@ -56,19 +49,6 @@ class OpenEnvTasksetConfig(vf.TasksetConfig, PromptSettings):
     (openenv_prime.client.families). A spec without the chosen field is an error."""
     instructions: str | None = None
     """System prompt; None = one generated from the action schema."""
-    max_steps: int = Field(DEFAULT_RULES.max_steps, ge=1)
-    """Environment steps per episode before it stops as `openenv_max_steps` (the episode rules'
-    default, shared with `openenv-prime eval` and the trainer)."""
-    max_invalid_actions: int = Field(DEFAULT_RULES.max_invalid_actions, ge=0)
-    """Invalid actions fed back to the model; the next one stops the episode."""
-    invalid_flags: list[str] = Field(default_factory=lambda: list(DEFAULT_RULES.invalid_flags))
-    """Observation or metadata keys that, set to true, mark a step's action invalid; an episode the
-    environment ends that way stops as `openenv_invalid_action`."""
-    invalid_flags_in_state: bool = DEFAULT_RULES.invalid_flags_in_state
-    """Also look for `invalid_flags` in the environment's state() when it ends an episode."""
-    reset_kwargs: dict[str, Any] = Field(default_factory=dict)
-    """Extra arguments for every reset, besides the task's own (split and index, or a task list line's
-    `reset`) and episode_id."""
     check_reset: bool = True
     """At load, reset tasks in fresh sessions (task 0 twice) and fail when the server does not play the task asked for;
     warn when the environment itself is random (see openenv_prime.client.resetcheck)."""
@@ -84,21 +64,7 @@ class OpenEnvTasksetConfig(vf.TasksetConfig, PromptSettings):
 
     def rules(self, task: OpenEnvTaskConfig) -> EpisodeRules:
         """The episode rules for a task of this taskset (its reward mode and clip come from the task config)."""
-        return EpisodeRules(max_steps=self.max_steps, max_invalid_actions=self.max_invalid_actions,
-                            reward_mode=task.reward_mode, reward_clip=task.reward_clip,
-                            invalid_flags=tuple(self.invalid_flags), invalid_flags_in_state=self.invalid_flags_in_state)
-
-    @field_validator("reset_kwargs")
-    @classmethod
-    def _not_per_task(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
-        reserved = sorted({"split", "index", "episode_id"} & set(kwargs))
-        if reserved:
-            raise ValueError(
-                f"reset_kwargs may not set {reserved}: each episode resets with its task's split and "
-                "index (or its task list line's reset) and its trace id as episode_id; choose tasks with "
-                "--env.taskset.splits or --select, and put per-task reset arguments in a task list (--env.taskset.tasks)"
-            )
-        return kwargs
+        return episode_rules(self, task)
 
 
 class OpenEnvEnvConfig(vf.EnvConfig):

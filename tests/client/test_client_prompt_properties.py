@@ -12,13 +12,14 @@ from hypothesis import strategies as st
 
 from openenv_prime.client import observation_to_text
 from openenv_prime.client.hidden import DEFAULT_HIDDEN_FIELDS, HiddenNames, normalized, scrub
-from openenv_prime.client.observations import BOOKKEEPING, TEXT_FIELDS
+from openenv_prime.client.observations import BOOKKEEPING_OBSERVATION_FIELDS, TEXT_FIELDS
 
 GOLD = "GOLD-7f3a9"  # upper case and a dash: no generated value can spell it by chance
 SAFE = "abcdefghijklmnopqrstuvwxyz 0123456789.,:"
 HIDDEN = HiddenNames()
 names = st.text(alphabet="abcdefghijklmnop_", min_size=1, max_size=10).filter(
-    lambda name: name not in HIDDEN and normalized(name) not in BOOKKEEPING and not normalized(name).endswith("metadata")
+    lambda name: name not in HIDDEN and normalized(name) not in BOOKKEEPING_OBSERVATION_FIELDS
+    and not normalized(name).endswith("metadata")
 )
 scalars = st.none() | st.booleans() | st.integers(-99, 99) | st.floats(-10, 10, allow_nan=False) | st.text(SAFE, max_size=400)
 values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=6) | st.dictionaries(names, inner, max_size=4),

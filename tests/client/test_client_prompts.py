@@ -5,7 +5,7 @@ grids, tensors, budgets, repeated texts, legal actions, templates; hidden fields
 from __future__ import annotations
 
 import json
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Optional
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -34,7 +34,7 @@ def test_values_a_docstring_states_are_stated_and_read_but_never_enforced():
     assert text.startswith("The environment describes its action:\nWhat the crew does this step.\n")
     assert '- "action" (string, one of "break", "water", "wait" as the description says, required)' in text
     assert '- "x" (integer, optional, default null)' in text and '- "y" (integer, optional, default null)' in text
-    assert 'For example: {"action": "break", "x": 0, "y": 0}' in text
+    assert 'For example: {"action": "break"}' in text  # the required fields only
     for reply, action in [("water", {"action": "water"}), ("Water.", {"action": "water"}),
                           ("drop water", {"action": "water"}), ("`wait`", {"action": "wait"}),
                           ('{"action": "WATER", "x": 3, "y": 4}', {"action": "water", "x": 3, "y": 4}),
@@ -132,6 +132,52 @@ def test_settings_with_defaults_are_left_out_unless_named_and_their_description_
     assert '- "game_name" (string, optional, default "catch")' in named and "game_params" not in named
     with pytest.raises(ValueError, match=r"action_fields names \['speed'\], which the action schema lacks"):
         protocol(CatchAction, action_fields=["speed"])
+
+
+class Walk(_Action):
+    """A step in a maze.
+
+    seed: the environment's setting, do not set
+        (it picks the maze)
+    """
+
+    move: Literal["north", "south"] = Field(..., description="Where to go.")
+    steps: Optional[int] = Field(None, description="How far; one step when left out.")
+    difficulty: Optional[str] = Field(None, description="Server configuration, leave unset.")
+    seed: Optional[int] = None
+
+
+class Move(_Action):
+    move: Literal["north", "south"]
+    difficulty: Optional[str] = Field(None, description="Server configuration, leave unset.")
+
+
+def test_a_field_described_as_configuration_is_never_offered_and_the_example_shows_the_required_fields_only():
+    walk = protocol(Walk)
+    text = walk.reply_format()
+    assert '- "steps" (integer, optional, default null): How far' in text  # an optional move: offered, not exemplified
+    assert "difficulty" not in text and "seed" not in text and "picks the maze" not in text
+    assert 'For example: {"move": "north"}' in text
+    assert walk.action('{"move": "south", "steps": 2}') == {"move": "south", "steps": 2}
+    named = protocol(Walk, action_fields=["difficulty"]).reply_format()
+    assert '- "difficulty" (string, optional, default null): Server configuration' in named
+    assert 'For example: {"move": "north"}' in named
+    move = protocol(Move)  # the issue's case: once "difficulty" is not offered, a bare value is the action
+    assert move.reply_format().endswith("Reply with exactly one of: north, south (nothing else).")
+    assert "difficulty" not in move.reply_format() and move.action("north") == {"move": "north"}
+
+
+def test_only_descriptions_that_call_a_field_configuration_make_it_a_setting():
+    from openenv_prime.client.described import configures
+
+    for said in ["Server configuration, leave unset.", "Environment setting.", "Do not set: the server picks it.",
+                 "For internal use.", "Leave this empty.", "env-side config"]:
+        assert configures("x", said, None), said
+    for said in [None, "Optional coordinates.", "The configuration of pieces to place.", "Do not change lanes if true.",
+                 "Set this to move faster."]:
+        assert not configures("x", said, None), said
+    assert configures("x", None, "A move.\n\nx: server setting, leave unset\ny: where to go")
+    assert not configures("y", None, "A move.\n\nx: server setting, leave unset\ny: where to go")
 
 
 class Bounded(_Action):

@@ -22,7 +22,7 @@ from openenv_prime.envs.reasoning_gym_tiers.environment import (
     ChainSumState,
 )
 
-SCHEDULES = {"lockstep": 5, "interleaved": 10}  # the server's default tier counts
+TIERS_PER_SCHEDULE = {"lockstep": 5, "interleaved": 10}  # the server's default tier counts
 TASKS_PER_SPLIT = 150
 SEEDS = range(12)
 
@@ -61,7 +61,7 @@ def record() -> dict[str, Any]:
         "schemas": {cls.__name__: cls.model_json_schema() for cls in (ChainSumAction, ChainSumObservation, ChainSumState)},
         "schedules": {},
     }
-    for schedule, tiers in SCHEDULES.items():
+    for schedule, tiers in TIERS_PER_SCHEDULE.items():
         env = ChainSumEnvironment(tiers, schedule)
         section: dict[str, Any] = {
             "splits": env.list_splits(),

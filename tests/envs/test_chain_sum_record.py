@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.envs.chain_sum_record import SCHEDULES, record
+from tests.envs.chain_sum_record import TIERS_PER_SCHEDULE, record
 
 FIXTURE = Path(__file__).parent / "fixtures" / "chain_sum_record.json.gz"
 
@@ -24,14 +24,14 @@ def now() -> dict:
 
 
 def test_the_fixture_covers_every_split_schedule_and_tier(recorded):
-    for schedule, tiers in SCHEDULES.items():
+    for schedule, tiers in TIERS_PER_SCHEDULE.items():
         for split in ("train", "test"):
             tasks = recorded["schedules"][schedule]["tasks"][split]
             assert len(tasks) == 150
             assert {t["reset"]["task"]["tier"] for t in tasks.values()} == set(range(tiers))
 
 
-@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("schedule", TIERS_PER_SCHEDULE)
 @pytest.mark.parametrize("split", ["train", "test"])
 def test_tasks_observations_and_scores_are_unchanged(recorded, now, schedule, split):
     old, new = recorded["schedules"][schedule]["tasks"][split], now["schedules"][schedule]["tasks"][split]
@@ -40,7 +40,7 @@ def test_tasks_observations_and_scores_are_unchanged(recorded, now, schedule, sp
         assert new[index] == old[index], f"{schedule} {split} task {index}"
 
 
-@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize("schedule", TIERS_PER_SCHEDULE)
 def test_picks_by_seed_splits_and_metadata_are_unchanged(recorded, now, schedule):
     for part in ("picks", "splits", "metadata"):
         assert now["schedules"][schedule][part] == recorded["schedules"][schedule][part], part

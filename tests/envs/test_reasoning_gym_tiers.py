@@ -62,12 +62,12 @@ def test_datasets_that_cannot_be_tiered_are_named(datasets, tiers, message):
 
 
 def test_a_dataset_that_cannot_make_an_item_is_named(monkeypatch):
-    import openenv_prime.envs.reasoning_gym_tiers.taskset as taskset
+    import openenv_prime.envs.reasoning_gym_tiers.layout as layout
 
     def missing_files(dataset, *args):
         raise FileNotFoundError(f"data/{dataset}.json")
 
-    monkeypatch.setattr(taskset, "_item", missing_files)
+    monkeypatch.setattr(layout, "_item", missing_files)
     with pytest.raises(DatasetError, match=r"'leg_counting' cannot make an item at tier 0 \(FileNotFoundError: data/leg_counting.json\); it may need data files"):
         check_datasets(["leg_counting"], 2)
 

@@ -107,6 +107,4 @@ def test_the_flags_default_to_the_episode_rules_every_consumer_shares():
     args = parser.parse_args(["eval", "--model", "m", "--model-base-url", "http://h:1/v1"])
     from_flags = EvalConfig(**config_kwargs(args, args.base_url))
     assert from_flags == EvalConfig()
-    from openenv_prime.evaluation.runner import eval_rules
-
-    assert eval_rules(from_flags) == DEFAULT_RULES
+    assert from_flags.rules() == DEFAULT_RULES

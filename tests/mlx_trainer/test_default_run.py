@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from openenv_prime.envs.reasoning_gym_tiers.taskset import DEFAULT_PER_TIER, ReasoningGymTaskset
+from openenv_prime.envs.reasoning_gym_tiers.layout import DEFAULT_PER_TIER, ReasoningGymTaskset
 from openenv_prime.mlx_trainer.config import config_from_dict, load_config
 from openenv_prime.mlx_trainer.training.loop import train
 

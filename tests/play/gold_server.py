@@ -1,6 +1,6 @@
 """Environments whose observations carry the gold answer in every shape we have met, to prove no prompt shows it.
 
-Run as `python gold_server.py PORT MAX_SESSIONS {fields|tools}` (openenv 0.4.1 or 0.10.0). Both serve the same four
+Run as `PYTHONPATH=. python tests/play/gold_server.py PORT MAX_SESSIONS {fields|tools}` (openenv 0.4.1 or 0.10.0). Both serve the same four
 tasks through the Task API (split `test`, spec `{"id", "level", "question", "answer", "info", "solution"}`: the specs
 hold the gold answer too, as a verifiers dataset's rows do); every gold value is `GOLD[i]`, written in lower case,
 digits and dashes so that even the tiny trainer model's character vocabulary can spell it.
@@ -29,6 +29,8 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import Field
 
+from tests.support.static_tasks import static_tasks
+
 GOLD = ["qzx-gold-7391", "qzx-gold-2846", "qzx-gold-5502", "qzx-gold-9164"]
 TASKS = [
     {"id": f"gold-{i}", "level": i % 2, "question": f"what is {i + 2} plus {i + 3}?", "answer": GOLD[i],
@@ -53,20 +55,7 @@ def gold_serving(kind: str, log_dir: Path) -> Iterator[str]:
         yield url
 
 
-class TaskAPI:
-    """The Task API hooks, the same for both environments."""
-
-    def list_splits(self) -> list[str]:
-        return ["test"]
-
-    def num_tasks(self, split: str) -> int:
-        return len(TASKS)
-
-    def get_task(self, split: str, index: int) -> dict[str, Any]:
-        return TASKS[index]
-
-    def get_task_range(self, split: str, start: Optional[int] = None, stop: Optional[int] = None) -> list[dict]:
-        return TASKS[start:stop]
+TaskAPI = static_tasks(TASKS)  # the same for both environments
 
 
 class GoldAction(Action):

@@ -1,6 +1,6 @@
 """A small grid world built with openenv's own classes, shaped like OpenEnv's grid_world_env.
 
-Run as `python grid_server.py PORT MAX_SESSIONS` (openenv 0.4.1 or 0.10.0). The action is one Enum field
+Run as `PYTHONPATH=. python tests/play/grid_server.py PORT MAX_SESSIONS` (openenv 0.4.1 or 0.10.0). The action is one Enum field
 (`{"action": {"$ref": "#/$defs/MoveAction"}}`: UP/DOWN/LEFT/RIGHT); the observation has `x`, `y` and a
 `message`; every step that misses the goal pays -0.1 and reaching it pays 1.0 and ends the episode. UP/DOWN
 change x and LEFT/RIGHT change y, as in grid_world. Task API through the environment's hook methods:
@@ -17,6 +17,8 @@ from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import Field
+
+from tests.support.static_tasks import static_tasks
 
 SIZE = 5
 TASKS = [
@@ -47,7 +49,7 @@ class GridObservation(Observation):
     message: str = Field("", description="Status message")
 
 
-class GridEnvironment(Environment):
+class GridEnvironment(static_tasks(TASKS, listed=True), Environment):
     SUPPORTS_CONCURRENT_SESSIONS = True
 
     def __init__(self) -> None:
@@ -55,22 +57,6 @@ class GridEnvironment(Environment):
         self._state = State()
         self._pos = [0, 0]
         self._goal = [0, 0]
-
-    # ---- Task API hooks -------------------------------------------------------------------------
-    def list_splits(self) -> list[str]:
-        return ["test"]
-
-    def num_tasks(self, split: str) -> int:
-        return len(TASKS)
-
-    def list_tasks(self, split: str) -> list[dict]:
-        return TASKS
-
-    def get_task(self, split: str, index: int) -> dict[str, Any]:
-        return TASKS[index]
-
-    def get_task_range(self, split: str, start: Optional[int] = None, stop: Optional[int] = None) -> list[dict]:
-        return TASKS[start:stop]
 
     # ---- episodes -----------------------------------------------------------------------------------
     def reset(self, split: str = "test", index: int = 0, episode_id: Optional[str] = None, **kwargs: Any):

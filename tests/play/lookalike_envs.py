@@ -16,7 +16,7 @@ here from their published shapes (none of their code): what matters for prompts 
   again; after the first step `prompt` is only the game's id. A guess is a number in square brackets; the hit pays 1.
 
 Each has a Task API (split `test`, four tasks `{"id", "level", "seed"}`) and plays a task from its seed alone. Run as
-`python lookalike_envs.py PORT MAX_SESSIONS {fire|snake|catch|guess}` (openenv 0.4.1 or 0.10.0).
+`PYTHONPATH=. python tests/play/lookalike_envs.py PORT MAX_SESSIONS {fire|snake|catch|guess}` (openenv 0.4.1 or 0.10.0).
 """
 
 from __future__ import annotations
@@ -31,10 +31,12 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import BaseModel, Field
 
+from tests.support.static_tasks import static_tasks
+
 TASKS = [{"id": f"task-{i}", "level": i % 2, "seed": 11 * i + 3} for i in range(4)]
 
 
-class _Tasks(Environment):
+class _Tasks(static_tasks(TASKS), Environment):
     """The Task API hooks and per-seed resets every lookalike shares."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True
@@ -43,18 +45,6 @@ class _Tasks(Environment):
         super().__init__()
         self._state = State()
         self._rng = random.Random(0)
-
-    def list_splits(self) -> list[str]:
-        return ["test"]
-
-    def num_tasks(self, split: str) -> int:
-        return len(TASKS)
-
-    def get_task(self, split: str, index: int) -> dict[str, Any]:
-        return TASKS[index]
-
-    def get_task_range(self, split: str, start: Optional[int] = None, stop: Optional[int] = None) -> list[dict]:
-        return TASKS[start:stop]
 
     def _begin(self, index: int, episode_id: Optional[str]) -> None:
         self._rng = random.Random(TASKS[index]["seed"])

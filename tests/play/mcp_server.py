@@ -1,6 +1,6 @@
 """An MCP environment built on openenv's `MCPEnvironment` (the style of OpenEnv's echo_env).
 
-Run as `python mcp_server.py PORT MAX_SESSIONS` (openenv 0.4.1 or 0.10.0). Served with `CallToolAction` as
+Run as `PYTHONPATH=. python tests/play/mcp_server.py PORT MAX_SESSIONS` (openenv 0.4.1 or 0.10.0). Served with `CallToolAction` as
 its action, as echo_env is: the reset observation's data sits only in `metadata`, tools are listed with
 `ListToolsAction`, and tool results come back in the observation's `result`. Tools: `get_question()` returns
 the task's question, `submit_answer(answer: int)` ends the episode with reward 1.0 when right, else 0.0.
@@ -18,6 +18,8 @@ from openenv.core.env_server.mcp_environment import MCPEnvironment
 from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
 from openenv.core.env_server.types import Observation, State
 
+from tests.support.static_tasks import static_tasks
+
 TASKS = [
     {"id": "sum-1", "tier": 0, "a": 2, "b": 3},
     {"id": "sum-2", "tier": 0, "a": 4, "b": 4},
@@ -26,7 +28,7 @@ TASKS = [
 ]
 
 
-class SumToolsEnvironment(MCPEnvironment):
+class SumToolsEnvironment(static_tasks(TASKS), MCPEnvironment):
     SUPPORTS_CONCURRENT_SESSIONS = True
 
     def __init__(self) -> None:
@@ -47,18 +49,6 @@ class SumToolsEnvironment(MCPEnvironment):
 
         super().__init__(mcp)
         self._state = State(step_count=0)
-
-    def list_splits(self) -> list[str]:
-        return ["test"]
-
-    def num_tasks(self, split: str) -> int:
-        return len(TASKS)
-
-    def get_task(self, split: str, index: int) -> dict[str, Any]:
-        return TASKS[index]
-
-    def get_task_range(self, split: str, start: Optional[int] = None, stop: Optional[int] = None) -> list[dict]:
-        return TASKS[start:stop]
 
     def reset(self, split: str = "test", index: int = 0, episode_id: Optional[str] = None, **kwargs: Any) -> Observation:
         self._task, self._verdict = TASKS[index], None

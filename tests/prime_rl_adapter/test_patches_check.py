@@ -1,7 +1,12 @@
 """patches/check says what to install or set before doing anything: prime-rl's pinned verifiers when its
 submodule is empty (naming the pin), a verifiers checkout at another commit than the pin, a prime-rl
 interpreter missing packages (hypothesis, psutil, setproctitle, pytest-timeout, ... all named), and a
-missing server interpreter (no .venv) named by its variable instead of a FileNotFoundError."""
+missing server interpreter (no .venv) named by its variable instead of a FileNotFoundError.
+
+patches/check runs these tests itself (its step 4) in prime-rl's interpreter, which has no openenv, with the caller's
+PRIME_RL_PYTHON and the server interpreter it checked in the environment: each check here gets only the interpreters
+its test names (a caller's PRIME_RL_PYTHON skips the pin checks), and the package check gets a server interpreter that
+has openenv (`server_python`), so that the server check passes and the package check is reached."""
 
 from __future__ import annotations
 
@@ -17,6 +22,25 @@ from tests.support.waiting import HANG_GUARD_S
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECK = ROOT / "patches" / "check"
+SERVER_PYTHON_VAR = "OPENENV_PRIME_SERVER_PYTHON"
+INTERPRETER_VARS = ("PRIME_RL_PYTHON", SERVER_PYTHON_VAR)  # set by each test, never inherited
+_SERVES = "import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in ('openenv', 'reasoning_gym')))"
+
+
+def can_serve(python: str) -> bool:
+    """Whether ``python`` has what patches/check asks of the server interpreter (openenv and reasoning-gym)."""
+    return Path(python).is_file() and subprocess.run([python, "-c", _SERVES], timeout=HANG_GUARD_S).returncode == 0
+
+
+@pytest.fixture(scope="module")
+def server_python() -> str:
+    """An interpreter that can serve chain_sum: the one patches/check checked and exported, this one, or this
+    repository's .venv (prime-rl's interpreter, which runs these tests in patches/check, has no openenv)."""
+    candidates = (os.environ.get(SERVER_PYTHON_VAR), sys.executable, str(ROOT / ".venv" / "bin" / "python"))
+    found = next((python for python in candidates if python and can_serve(python)), None)
+    if found is None:
+        pytest.skip(f"no interpreter with openenv and reasoning-gym: set {SERVER_PYTHON_VAR} to one")
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -27,9 +51,11 @@ def fake_checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run_check(checkout: Path, *more: Path, **env: str) -> subprocess.CompletedProcess:
+    """patches/check with the interpreters in ``env`` only, none inherited."""
+    inherited = {name: value for name, value in os.environ.items() if name not in INTERPRETER_VARS}
     return subprocess.run(
         ["bash", str(CHECK), str(checkout), *map(str, more)], capture_output=True, text=True, timeout=HANG_GUARD_S,
-        env={**os.environ, **env},
+        env={**inherited, **env},
     )
 
 
@@ -57,8 +83,9 @@ def pinning_checkout(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, st
 
 
 def test_an_empty_verifiers_submodule_names_the_pin_and_the_second_argument(pinning_checkout) -> None:
+    """The arguments are checked before any interpreter: these tests name none."""
     checkout, pin = pinning_checkout
-    out = run_check(checkout, OPENENV_PRIME_SERVER_PYTHON=sys.executable)
+    out = run_check(checkout)
     assert out.returncode == 2
     assert "deps/verifiers submodule is not checked out" in out.stderr and pin in out.stderr
     assert "second argument" in out.stderr
@@ -72,7 +99,7 @@ def test_a_verifiers_checkout_at_another_commit_than_the_pin_is_refused(pinning_
     git(verifiers, "init", "-q")
     git(verifiers, "add", ".")
     git(verifiers, "commit", "-q", "-m", "not the pin")
-    out = run_check(checkout, verifiers, OPENENV_PRIME_SERVER_PYTHON=sys.executable)
+    out = run_check(checkout, verifiers)
     assert out.returncode == 2
     assert f"pins verifiers {pin}" in out.stderr and f"checkout {pin}" in out.stderr
     assert git(verifiers, "rev-parse", "HEAD") in out.stderr
@@ -80,7 +107,7 @@ def test_a_verifiers_checkout_at_another_commit_than_the_pin_is_refused(pinning_
 
 def test_a_second_argument_that_is_not_verifiers_is_named(pinning_checkout, tmp_path: Path) -> None:
     checkout, _ = pinning_checkout
-    out = run_check(checkout, tmp_path, OPENENV_PRIME_SERVER_PYTHON=sys.executable)
+    out = run_check(checkout, tmp_path)
     assert out.returncode == 2
     assert f"{tmp_path} is not a verifiers source tree" in out.stderr
 
@@ -92,12 +119,10 @@ def test_a_missing_server_interpreter_names_the_variable(fake_checkout: Path, tm
     assert "FileNotFoundError" not in out.stderr + out.stdout
 
 
-def test_every_missing_package_is_named_with_the_install_line(fake_checkout: Path, tmp_path: Path) -> None:
+def test_every_missing_package_is_named_with_the_install_line(fake_checkout: Path, server_python: str, tmp_path: Path) -> None:
     bare = tmp_path / "bare"
     venv.create(bare, with_pip=False)
-    out = run_check(fake_checkout, PRIME_RL_PYTHON=str(bare / "bin" / "python"), OPENENV_PRIME_SERVER_PYTHON=sys.executable)
-    if "cannot import openenv" in out.stderr:
-        pytest.skip("this interpreter cannot serve chain_sum (no openenv): the server check fires first")
+    out = run_check(fake_checkout, PRIME_RL_PYTHON=str(bare / "bin" / "python"), OPENENV_PRIME_SERVER_PYTHON=server_python)
     assert out.returncode == 2
     lacks = out.stderr.split("lacks:", 1)[1].splitlines()[0].split()
     for package in ("hypothesis", "psutil", "setproctitle", "pytest-timeout", "torch==2.13.0", "pyzmq",

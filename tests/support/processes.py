@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 from collections.abc import Iterator
@@ -11,6 +12,8 @@ from pathlib import Path
 import httpx
 
 from tests.support.waiting import until
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
@@ -24,7 +27,10 @@ def serving(argv: list[str], ready_url: str, log_path: Path, *, env: dict | None
     """Start ``argv``, wait until ``GET ready_url`` answers 200, yield the process, then stop it.
 
     Output goes to ``log_path``, not a pipe (a full pipe would block the server); its tail is in the error
-    when the server exits first, or stays silent past the hang guard."""
+    when the server exits first, or stays silent past the hang guard. The repository root leads the child's
+    ``PYTHONPATH`` (of ``env``, else this process's), so a test server run as a script imports ``tests.support``."""
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     with log_path.open("w") as log:
         process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
         try:

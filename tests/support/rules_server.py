@@ -1,7 +1,7 @@
 """An OpenEnv server (openenv's own classes) whose tasks exercise every episode rule, for tests that play the same
 scripted episodes through `openenv-prime eval`, the verifiers taskset and the trainer.
 
-Run as `python rules_server.py PORT MAX_SESSIONS`. The action is one free-text field `answer` (at most 12
+Run as `PYTHONPATH=. python tests/support/rules_server.py PORT MAX_SESSIONS`. The action is one free-text field `answer` (at most 12
 characters, which the schema says; and not "nope", which only the server knows: a VALIDATION_ERROR); the observation is one `message` that starts with
 `task <id>:`. Split `test`, one task per kind (spec `{"id", "kind"}`):
 
@@ -34,6 +34,8 @@ from openenv.core.env_server.types import Action, Observation, State
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from tests.support.static_tasks import static_tasks
+
 TASKS = [{"id": task_id, "kind": kind} for task_id, kind in (
     ("onestep-a", "onestep"), ("onestep-b", "onestep"), ("delayed", "delayed"), ("flaky", "delayed"),
     ("unscored", "unscored"), ("endless", "endless"), ("strict", "strict"), ("strict-state", "strict"),
@@ -61,7 +63,7 @@ class RulesState(State):
     raw_state: dict[str, Any] = Field(default_factory=dict)
 
 
-class RulesEnvironment(Environment):
+class RulesEnvironment(static_tasks(TASKS, listed=True), Environment):
     SUPPORTS_CONCURRENT_SESSIONS = True
 
     def __init__(self) -> None:
@@ -70,21 +72,6 @@ class RulesEnvironment(Environment):
         self._task: dict[str, Any] = TASKS[0]
         self._right = 0
         self._errors = 0
-
-    def list_splits(self) -> list[str]:
-        return ["test"]
-
-    def num_tasks(self, split: str) -> int:
-        return len(TASKS)
-
-    def list_tasks(self, split: str) -> list[dict]:
-        return TASKS
-
-    def get_task(self, split: str, index: int) -> dict[str, Any]:
-        return TASKS[index]
-
-    def get_task_range(self, split: str, start: Optional[int] = None, stop: Optional[int] = None) -> list[dict]:
-        return TASKS[start:stop]
 
     def reset(self, split: str = "test", index: int = 0, episode_id: Optional[str] = None, **kwargs: Any):
         self._task = TASKS[index]

@@ -1,6 +1,6 @@
 """A small multi-step OpenEnv environment for the taskset tests: guess a number.
 
-Run as `python guess_server.py PORT MAX_SESSIONS`. The action has two fields (an int `guess` and a
+Run as `PYTHONPATH=. python tests/verifiers_taskset/guess_server.py PORT MAX_SESSIONS`. The action has two fields (an int `guess` and a
 free `note`), so replies must be JSON objects. Each wrong guess gets reward -0.25 and feedback; the hit
 gets 1.0 and ends the episode. Tasks: split `test`, six targets 1..6, spec `{"id", "level", "target"}`."""
 
@@ -12,6 +12,8 @@ from typing import Any, Optional
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, ConcurrencyConfig, Observation, State
+
+from tests.support.static_tasks import static_tasks
 
 TASKS = [{"id": f"guess-{t}", "level": t % 2, "target": t} for t in range(1, 7)]
 
@@ -26,25 +28,13 @@ class GuessObservation(Observation):
     hint: str = ""
 
 
-class GuessEnvironment(Environment):
+class GuessEnvironment(static_tasks(TASKS), Environment):
     SUPPORTS_CONCURRENT_SESSIONS = True
 
     def __init__(self) -> None:
         super().__init__()
         self._state = State()
         self._target = 0
-
-    def list_splits(self) -> list[str]:
-        return ["test"]
-
-    def num_tasks(self, split: str) -> int:
-        return len(TASKS)
-
-    def get_task(self, split: str, index: int) -> dict[str, Any]:
-        return TASKS[index]
-
-    def get_task_range(self, split: str, start: Optional[int] = None, stop: Optional[int] = None) -> list[dict]:
-        return TASKS[start:stop]
 
     def reset(self, split: str = "test", index: int = 0, episode_id: Optional[str] = None, **kwargs: Any):
         self._target = TASKS[index]["target"]

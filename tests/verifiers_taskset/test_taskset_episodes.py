@@ -150,6 +150,20 @@ def test_reward_mode_and_clip(chain_sum_server, scripted_model):
         make_env(chain_sum_server, reset_kwargs={"index": 3})
 
 
+def test_the_rule_keys_are_the_clients_split_between_taskset_and_task():
+    """`--env.taskset.max-steps` and the other limits on the taskset, `--env.taskset.task.reward-mode` and
+    `.reward-clip` on the task: the client's EpisodeLimits and RewardSettings, joined by `rules(task)`."""
+    from openenv_prime.client.episode_rules import EpisodeRules
+    from openenv_prime.client.episode_settings import EpisodeLimits, RewardSettings
+    from openenv_prime.verifiers_taskset.config import OpenEnvTaskConfig, OpenEnvTasksetConfig
+
+    assert issubclass(OpenEnvTasksetConfig, EpisodeLimits) and issubclass(OpenEnvTaskConfig, RewardSettings)
+    assert not set(RewardSettings.model_fields) & set(OpenEnvTasksetConfig.model_fields)
+    taskset = OpenEnvTasksetConfig(max_steps=5, invalid_flags=["bad"], task={"reward_mode": "last"})
+    assert taskset.rules(OpenEnvTaskConfig(reward_mode="max", reward_clip=[0, 1])) == EpisodeRules(
+        max_steps=5, reward_mode="max", reward_clip=(0.0, 1.0), invalid_flags=("bad",))
+
+
 @given(st.lists(st.floats(-10, 10, allow_nan=False), max_size=20))
 def test_aggregate_modes(rewards):
     if not rewards:

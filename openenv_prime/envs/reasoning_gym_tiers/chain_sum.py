@@ -19,14 +19,14 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from openenv_prime.envs.reasoning_gym_tiers.taskset import ReasoningGymTaskset, check_seed
+from openenv_prime.envs.reasoning_gym_tiers.layout import ReasoningGymTaskset, check_seed
 
 DATASET = "chain_sum"
-SCHEDULES = ("lockstep", "interleaved")
+CHAIN_SUM_SCHEDULES = ("lockstep", "interleaved")
 DEFAULT_TIERS = {"lockstep": 5, "interleaved": 10}
-_SPLIT_OFFSET = {"train": 0, "test": 1_000_000_000}
+_CHAIN_SUM_SPLIT_OFFSET = {"train": 0, "test": 1_000_000_000}
 _SCHEDULE_OFFSET = {"lockstep": 0, "interleaved": 200_000_000}
-_TIER_STRIDE = 10_000_000
+_CHAIN_SUM_TIER_STRIDE = 10_000_000
 _ID_PREFIX = {"lockstep": "chain_sum", "interleaved": "chain_sum_interleaved"}
 
 
@@ -34,13 +34,13 @@ class ChainSumTaskset(ReasoningGymTaskset):
     """Splits ``train`` and ``test`` of chain_sum, each ``per_tier[split]`` tasks per tier."""
 
     ENV_NAME = "chain_sum"
-    SPLITS = tuple(_SPLIT_OFFSET)
-    MAX_PER_TIER = _TIER_STRIDE // 2
-    MAX_TIERS = _SCHEDULE_OFFSET["interleaved"] // _TIER_STRIDE
+    SPLITS = tuple(_CHAIN_SUM_SPLIT_OFFSET)
+    MAX_PER_TIER = _CHAIN_SUM_TIER_STRIDE // 2
+    MAX_TIERS = _SCHEDULE_OFFSET["interleaved"] // _CHAIN_SUM_TIER_STRIDE
 
     def __init__(self, num_tiers: int = 5, schedule: str = "lockstep", per_tier: dict[str, int] | None = None):
-        if schedule not in SCHEDULES:
-            raise ValueError(f"unknown tier schedule {schedule!r}; use one of {', '.join(SCHEDULES)}")
+        if schedule not in CHAIN_SUM_SCHEDULES:
+            raise ValueError(f"unknown tier schedule {schedule!r}; use one of {', '.join(CHAIN_SUM_SCHEDULES)}")
         super().__init__((DATASET,), num_tiers, per_tier, schedule)
 
     def shape(self, tier: int) -> tuple[int, int]:
@@ -49,7 +49,7 @@ class ChainSumTaskset(ReasoningGymTaskset):
         return config["min_terms"], config["min_digits"]
 
     def seed_base(self, split: str, dataset: str, tier: int) -> int:
-        return _SPLIT_OFFSET[split] + _SCHEDULE_OFFSET[self.schedule] + tier * _TIER_STRIDE
+        return _CHAIN_SUM_SPLIT_OFFSET[split] + _SCHEDULE_OFFSET[self.schedule] + tier * _CHAIN_SUM_TIER_STRIDE
 
     def list_splits(self) -> list[dict[str, Any]]:
         return [

@@ -18,7 +18,7 @@ from openenv_prime import __version__
 from openenv_prime.envs.one_question import OneQuestionEnvironment
 from openenv_prime.envs.reasoning_gym_tiers.chain_sum import ChainSumTaskset
 from openenv_prime.envs.reasoning_gym_tiers.scoring import score_final_number, score_reply
-from openenv_prime.envs.reasoning_gym_tiers.taskset import ReasoningGymTaskset
+from openenv_prime.envs.reasoning_gym_tiers.layout import ReasoningGymTaskset
 
 
 class ReasoningGymAction(Action):

@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from openenv_prime.envs.reasoning_gym_tiers.chain_sum import DEFAULT_TIERS, SCHEDULES, ChainSumTaskset
-from openenv_prime.envs.reasoning_gym_tiers.taskset import ReasoningGymTaskset
+from openenv_prime.envs.reasoning_gym_tiers.chain_sum import CHAIN_SUM_SCHEDULES, DEFAULT_TIERS, ChainSumTaskset
+from openenv_prime.envs.reasoning_gym_tiers.layout import ReasoningGymTaskset
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("server", choices=("reasoning-gym", "chain-sum"), help="whose layout (seeds per split and tier)")
     parser.add_argument("--datasets", help="reasoning-gym: comma-separated datasets")
     parser.add_argument("--tiers", type=int, default=None, help="default: 3 (reasoning-gym), 5 or 10 (chain-sum)")
-    parser.add_argument("--schedule", choices=SCHEDULES, default="lockstep", help="chain-sum: the tier schedule")
+    parser.add_argument("--schedule", choices=CHAIN_SUM_SCHEDULES, default="lockstep", help="chain-sum: the tier schedule")
     parser.add_argument("--train-size", type=int, default=10_000, help="train items per dataset and tier")
     parser.add_argument("--test-size", type=int, default=200, help="test items per dataset and tier")
     args = parser.parse_args(argv)

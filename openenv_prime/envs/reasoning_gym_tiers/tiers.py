@@ -21,8 +21,8 @@ from functools import lru_cache
 from typing import Any
 
 MAX_TIERS = 16
-"""The global schedule stops here: `serve reasoning-gym` lays out seeds for at most this many tiers (see taskset)."""
-SCHEDULES = ("global", "lockstep", "interleaved")
+"""The global schedule stops here: `serve reasoning-gym` lays out seeds for at most this many tiers (see layout.py)."""
+TIER_SCHEDULES = ("global", "lockstep", "interleaved")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,8 +86,8 @@ def dataset_tiers(dataset: str, num_tiers: int, schedule: str = "global") -> tup
     from reasoning_gym.coaching.base_curriculum import DefaultCurriculumContext, RangeAttributeMode
     from reasoning_gym.factory import create_curriculum
 
-    if schedule not in SCHEDULES:
-        raise DatasetError(f"unknown tier schedule {schedule!r}; use one of {', '.join(SCHEDULES)}")
+    if schedule not in TIER_SCHEDULES:
+        raise DatasetError(f"unknown tier schedule {schedule!r}; use one of {', '.join(TIER_SCHEDULES)}")
     datasets, curricula = _registry()
     if dataset not in datasets:
         raise DatasetError(f"unknown reasoning-gym dataset {dataset!r}; known datasets with a curriculum: {', '.join(sorted(curricula))}")

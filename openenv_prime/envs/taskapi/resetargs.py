@@ -15,7 +15,7 @@ from typing import Any
 from openenv_prime.envs.errors import TaskRequestError
 from openenv_prime.envs.taskapi.source import TaskProvider
 
-BOOKKEEPING = ("episode_id",)
+BOOKKEEPING_RESET_ARGS = ("episode_id",)
 """Reset arguments openenv itself sends; dropped when `reset` does not take them, never an error."""
 
 
@@ -60,7 +60,7 @@ class ResetSignature:
         With `index`, the task's reset arguments (split defaults to "train") plus any extra ones that do
         not contradict them; without, the caller's arguments unchanged. Either way every argument must be
         one `reset` takes (only `episode_id` is dropped when it is not)."""
-        extra = {k: v for k, v in extra.items() if not (k in BOOKKEEPING and (v is None or not self.accepts(k)))}
+        extra = {k: v for k, v in extra.items() if not (k in BOOKKEEPING_RESET_ARGS and (v is None or not self.accepts(k)))}
         spec = None
         if index is None:
             kwargs = dict(extra)

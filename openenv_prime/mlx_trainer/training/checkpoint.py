@@ -25,7 +25,8 @@ from mlx.utils import tree_flatten, tree_unflatten
 
 from openenv_prime.mlx_trainer.training.lora import load_adapters, save_adapters
 
-STATE_VERSION = 1
+CHECKPOINT_VERSION = 1
+"""The layout of a trainer checkpoint's state (its ``version`` key), apart from the sampler state inside it."""
 
 
 @dataclass
@@ -59,7 +60,7 @@ def save_checkpoint(run_dir: Path, model: nn.Module, optimizer: optim.Optimizer,
         save_adapters(model, tmp / "adapters.safetensors")
         opt_state = dict(tree_flatten(optimizer.state))
         mx.save_safetensors(str(tmp / "optimizer.safetensors"), opt_state)
-        payload = {"version": STATE_VERSION, **state.__dict__}
+        payload = {"version": CHECKPOINT_VERSION, **state.__dict__}
         (tmp / "state.json").write_text(json.dumps(payload))
         _fsync_dir(tmp)
         if target.exists():
@@ -83,7 +84,7 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
 def read_state(path: Path) -> TrainerState:
     """A checkpoint's counters, sampler state and eval history, without its tensors."""
     payload = json.loads((path / "state.json").read_text())
-    if payload.pop("version", None) != STATE_VERSION:
+    if payload.pop("version", None) != CHECKPOINT_VERSION:
         raise ValueError(f"checkpoint {path} has an unknown format version; it was written by another openenv-prime release")
     return TrainerState(**payload)
 

@@ -30,10 +30,8 @@ def eval_config(config: TrainConfig, parts: TrainerParts) -> EvalConfig:
     return EvalConfig(
         base_url=parts.base_url, env_name=parts.env_name, tasks=env.tasks, split=env.test_split, per_family=ev.tasks_per_family,
         seed=config.seed, family_field=env.family_field, system_prompt=config.grpo.system_prompt,
-        **env.prompt_fields(),
+        **env.prompt_fields(), **env.episode_fields(),
         max_concurrency=min(32, env.max_sessions), timeout=env.timeout, check_reset=env.check_reset,
-        max_steps=env.max_steps, max_invalid_actions=env.max_invalid_actions, reward_mode=env.reward_mode,
-        reward_clip=env.reward_clip, invalid_flags=list(env.invalid_flags), invalid_flags_in_state=env.invalid_flags_in_state,
     )
 
 

@@ -33,9 +33,9 @@ from openenv_prime.envs.reasoning_gym_tiers.tiers import MAX_TIERS, DatasetError
 
 HELDOUT = "heldout"
 DEFAULT_PER_TIER = {"train": 10_000, "test": 200}
-_TIER_STRIDE = 1_000_000
-_DATASET_STRIDE = MAX_TIERS * _TIER_STRIDE
-_SPLIT_OFFSET = {"train": 0, "test": 2**31, HELDOUT: 2**31}  # heldout items are test items (seeds from test's range)
+_REASONING_GYM_TIER_STRIDE = 1_000_000
+_REASONING_GYM_DATASET_STRIDE = MAX_TIERS * _REASONING_GYM_TIER_STRIDE
+_REASONING_GYM_SPLIT_OFFSET = {"train": 0, "test": 2**31, HELDOUT: 2**31}  # heldout items are test items (seeds from test's range)
 
 
 @lru_cache(maxsize=None)
@@ -61,7 +61,7 @@ def _heldout_seeds(dataset: str, num_tiers: int, tier: int, train_base: int, tra
     """The first `size` test seeds of a block whose questions no train item of the block asks, each question once."""
     asked = {_make_item(dataset, num_tiers, tier, train_base + i, schedule)["question"] for i in range(train_size)}
     seeds: list[int] = []
-    scanned = min(_TIER_STRIDE, 20_000 + 50 * size)
+    scanned = min(_REASONING_GYM_TIER_STRIDE, 20_000 + 50 * size)
     for seed in range(test_base, test_base + scanned):
         question = _make_item(dataset, num_tiers, tier, seed, schedule)["question"]
         if question not in asked:
@@ -87,7 +87,7 @@ def check_datasets(datasets: Sequence[str], num_tiers: int) -> None:
             continue
         for tier in tiers:
             try:
-                _item(name, num_tiers, tier.tier, _SPLIT_OFFSET["train"] + tier.tier * _TIER_STRIDE)
+                _item(name, num_tiers, tier.tier, _REASONING_GYM_SPLIT_OFFSET["train"] + tier.tier * _REASONING_GYM_TIER_STRIDE)
             except Exception as error:  # missing data files, or a curriculum level reasoning-gym's own config rejects
                 problems.append(
                     f"reasoning-gym dataset {name!r} cannot make an item at tier {tier.tier} ({type(error).__name__}: {error}); "
@@ -105,7 +105,7 @@ class ReasoningGymTaskset(IndexedTasks):
     ENV_NAME = "reasoning_gym"
     SPLITS = ("train", "test", HELDOUT)
     """The splits this layout has seeds for."""
-    MAX_PER_TIER = _TIER_STRIDE
+    MAX_PER_TIER = _REASONING_GYM_TIER_STRIDE
     """The most tasks a split may have per (dataset, tier): one tier's seed range."""
     MAX_TIERS = MAX_TIERS
     """The most tiers a dataset's seed range holds."""
@@ -155,7 +155,8 @@ class ReasoningGymTaskset(IndexedTasks):
 
     def seed_base(self, split: str, dataset: str, tier: int) -> int:
         """The reasoning-gym seed of item 0 of (split, dataset, tier) (for heldout: where its scan of test seeds starts)."""
-        return _SPLIT_OFFSET[split] + _registry_position(dataset) * _DATASET_STRIDE + tier * _TIER_STRIDE
+        return (_REASONING_GYM_SPLIT_OFFSET[split] + _registry_position(dataset) * _REASONING_GYM_DATASET_STRIDE
+                + tier * _REASONING_GYM_TIER_STRIDE)
 
     def heldout_seeds(self, dataset: str, tier: int) -> tuple[int, ...]:
         """The seeds of (dataset, tier)'s heldout items; a DatasetError when the tier has too few new questions."""
