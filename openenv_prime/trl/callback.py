@@ -52,7 +52,9 @@ class OpenEnvCallback(TrainerCallback):
         if control.should_save:
             state.stateful_callbacks[STATE_KEY] = {"rows": self.openenv.rows.state_dict(),
                                                    "evals": self.harness.records if self.harness is not None else []}
+        step_logs = control.should_log
         self._evaluate(state.global_step, model, processing_class)
+        control.should_log = step_logs  # logging the eval cleared it: the step's own log line must still be written
 
     def on_train_end(self, args, state, control, **kwargs):
         self.openenv.env.sockets.run(self.openenv.env.pool.close())

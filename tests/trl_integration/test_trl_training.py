@@ -108,6 +108,8 @@ def test_the_callback_evaluates_at_the_scheduled_steps_and_logs_through_the_trai
     assert all(r["n"] == {str(t): 1 for t in range(5)} for r in logged)
     history = [h for h in trainer.state.log_history if "openenv/eval/accuracy" in h]
     assert [h["step"] for h in history] == [0, 2, 4]
+    # the eval's log line leaves every step's own line (loss, rewards) in place, eval steps included
+    assert [h["step"] for h in trainer.state.log_history if "loss" in h and "reward" in h] == [1, 2, 3, 4]
     assert all(f"openenv/eval/{t}/accuracy" in history[0] for t in range(5))
 
 
