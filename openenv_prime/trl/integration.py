@@ -30,7 +30,7 @@ from openenv_prime.trl.timers import Timers
 
 
 # How a TRL user sets the EvalConfig fields the evals take from OpenEnvTRLConfig or attach(), for the eval's messages.
-EVAL_SETTINGS = {"split": "test_split", "family_field": "family_field", "tasks": "tasks", "env_name": "env_name",
+TRL_EVAL_SETTINGS = {"split": "test_split", "family_field": "family_field", "tasks": "tasks", "env_name": "env_name",
                  "action_field": "action_field", "per_family": "attach(per_family=...)", "system_prompt": "system_prompt",
                  "check_reset": "OpenEnvTRLConfig(check_reset=False)"}
 
@@ -99,7 +99,7 @@ class OpenEnvTRL:
         harness = None
         if schedule is not None:
             harness = EvalHarness(self.eval_config(per_family), schedule, log=log, on_result=on_result,
-                                  settings=EVAL_SETTINGS)
+                                  settings=TRL_EVAL_SETTINGS)
         callback = OpenEnvCallback(self, trainer, harness,
                                    max_new_tokens=max_new_tokens or trainer.args.max_completion_length)
         trainer.add_callback(callback)
