@@ -12,11 +12,11 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Sequence
 
-from openenv_prime.client.errors import CapacityError, ServerError
-from openenv_prime.client.session import EpisodeSession
+from openenv_prime.client.wire.errors import CapacityError, ServerError
+from openenv_prime.client.wire.session import EpisodeSession
 
 if TYPE_CHECKING:
-    from openenv_prime.client.episode import Episode
+    from openenv_prime.client.engine.episode import Episode
 
 
 class SessionPool:

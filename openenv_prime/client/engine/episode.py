@@ -1,9 +1,9 @@
 """The one episode engine: reset -> render -> act -> step -> feedback and limits -> reward, for every consumer.
 
 `openenv-prime eval`, the verifiers taskset and the MLX trainer play their episodes here, under one
-:class:`~openenv_prime.client.episode_rules.EpisodeRules`; each supplies only how it gets replies and what it
+:class:`~openenv_prime.client.engine.episode_rules.EpisodeRules`; each supplies only how it gets replies and what it
 records. A driver builds :class:`Episode` objects, resets them (:meth:`Episode.start`, or a wave at once with
-:meth:`SessionPool.start <openenv_prime.client.session_pool.SessionPool.start>`), and hands them to :func:`play`
+:meth:`SessionPool.start <openenv_prime.client.wire.session_pool.SessionPool.start>`), and hands them to :func:`play`
 with its ``replies`` function::
 
     async def replies(episodes):          # the open episodes of this round, in order
@@ -24,7 +24,7 @@ Each round asks ``replies`` once for every open episode, so a driver can generat
 - the episode ends when the environment says ``done``, after ``rules.max_steps`` steps, past the invalid limit,
   when the server refuses a reply as too large (WebSocket close code 1009), or when ``replies`` gives None.
 
-The reward is :func:`~openenv_prime.client.rewards.episode_reward` of the step rewards. A socket the server drops
+The reward is :func:`~openenv_prime.client.engine.rewards.episode_reward` of the step rewards. A socket the server drops
 mid-episode is replaced and the episode replayed on it when ``rules.replay`` is set (see the rules' doc).
 """
 
@@ -34,12 +34,12 @@ import asyncio
 import time
 from typing import Any, Awaitable, Callable, Literal, Sequence
 
-from openenv_prime.client.episode_rules import EpisodeRules
-from openenv_prime.client.errors import ConnectionDroppedError, InvalidRequestError, ServerError
-from openenv_prime.client.render import EpisodeProtocol, Opening
-from openenv_prime.client.rewards import episode_reward
-from openenv_prime.client.session import EpisodeSession, StepResult
-from openenv_prime.client.session_pool import SessionPool
+from openenv_prime.client.engine.episode_rules import EpisodeRules
+from openenv_prime.client.engine.rewards import episode_reward
+from openenv_prime.client.prompts.render import EpisodeProtocol, Opening
+from openenv_prime.client.wire.errors import ConnectionDroppedError, InvalidRequestError, ServerError
+from openenv_prime.client.wire.session import EpisodeSession, StepResult
+from openenv_prime.client.wire.session_pool import SessionPool
 
 MESSAGE_TOO_BIG = 1009
 """WebSocket close code: the server refused a message as too large."""
