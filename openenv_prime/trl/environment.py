@@ -12,7 +12,7 @@ import itertools
 import sys
 from typing import Any, Sequence
 
-from openenv_prime.client.engine.episode import Episode, play_in_waves
+from openenv_prime.client.engine.episode import Episode, keep_wave, play_in_waves, start_wave
 from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.client.setup import EnvironmentSetup
 from openenv_prime.client.wire.session_pool import SessionPool
@@ -79,8 +79,8 @@ class TaskEnvironment:
         done = 0
         try:
             while done < len(episodes):
-                wave = await self.pool.start(episodes[done:], self.config.max_sessions)
-                self.pool.keep(wave)
+                wave = await start_wave(self.pool, episodes[done:], self.config.max_sessions)
+                keep_wave(self.pool, wave)
                 done += len(wave)
         except BaseException:
             await self.pool.close()

@@ -2,9 +2,9 @@
 
 `openenv-prime eval`, the verifiers taskset and the MLX trainer play their episodes here, under one
 :class:`~openenv_prime.client.engine.episode_rules.EpisodeRules`; each supplies only how it gets replies and what it
-records. A driver builds :class:`Episode` objects, resets them (:meth:`Episode.start`, or a wave at once with
-:meth:`SessionPool.start <openenv_prime.client.wire.session_pool.SessionPool.start>`), and hands them to :func:`play`
-with its ``replies`` function::
+records. A driver builds :class:`Episode` objects, resets them (:meth:`Episode.start`, or a wave at once on a
+:class:`~openenv_prime.client.wire.session_pool.SessionPool`'s kept sockets with :func:`start_wave`), and hands them
+to :func:`play` with its ``replies`` function::
 
     async def replies(episodes):          # the open episodes of this round, in order
         return [await model(ep.chat) for ep in episodes]   # one reply text each (None: the driver ends it)
@@ -225,10 +225,29 @@ async def play(episodes: Sequence[Episode], replies: Replies) -> None:
         await asyncio.gather(*(episode.act(answer) for episode, answer in zip(active, answers)))
 
 
+async def start_wave(pool: SessionPool, pending: Sequence[Episode], limit: int) -> list[Episode]:
+    """Reset the first of ``pending`` on the pool's sessions, at most ``limit``; returns the started ones.
+
+    On any failure every socket is closed: one that failed mid-exchange must not be reused."""
+    sessions = await pool.open(min(limit, len(pending)))
+    wave = list(pending[:len(sessions)])
+    try:
+        await asyncio.gather(*(episode.start(session) for episode, session in zip(wave, sessions)))
+    except BaseException:
+        await pool.close()
+        raise
+    return wave
+
+
+def keep_wave(pool: SessionPool, wave: Sequence[Episode]) -> None:
+    """After a wave started by :func:`start_wave`: the pool keeps each episode's socket (a replayed one's new socket)."""
+    pool.keep([episode.session for episode in wave])
+
+
 async def play_in_waves(pool: SessionPool, episodes: Sequence[Episode], replies: Replies, *, limit: int,
                         started: Sequence[Episode] = ()) -> None:
     """Play ``episodes`` in order, in waves of at most ``limit`` on the pool's sessions (fewer when the server
-    admits fewer). ``started``: a first wave already reset by :meth:`SessionPool.start`, the first of ``episodes``.
+    admits fewer). ``started``: a first wave already reset by :func:`start_wave`, the first of ``episodes``.
 
     On any failure the pool's sockets are closed: one that failed mid-exchange must not be reused."""
     played = 0
@@ -237,11 +256,11 @@ async def play_in_waves(pool: SessionPool, episodes: Sequence[Episode], replies:
         while True:
             if wave:
                 await play(wave, replies)
-                pool.keep(wave)
+                keep_wave(pool, wave)
                 played += len(wave)
             if played >= len(episodes):
                 return
-            wave = await pool.start(episodes[played:], limit)
+            wave = await start_wave(pool, episodes[played:], limit)
     except BaseException:
         await pool.close()
         raise

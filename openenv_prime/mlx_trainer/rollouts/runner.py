@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import mlx.nn as nn
 
-from openenv_prime.client.engine.episode import Episode, play_in_waves
+from openenv_prime.client.engine.episode import Episode, play_in_waves, start_wave
 from openenv_prime.client.engine.episode_rules import EpisodeRules
 from openenv_prime.client.prompts.prompting import PromptSettings
 from openenv_prime.client.prompts.render import EpisodeProtocol
@@ -155,7 +155,7 @@ class EpisodeRunner:
         (they overlap another step's training) in ``OpenedWave.seconds``."""
         t0 = time.perf_counter()
         episodes = self._episodes(tasks, group_size, step)
-        started = await self.pool.start(episodes, self.max_sessions)
+        started = await start_wave(self.pool, episodes, self.max_sessions)
         return OpenedWave(episodes, started, time.perf_counter() - t0)
 
     def _episodes(self, tasks: list[Task], group_size: int, step: int) -> list[Episode]:
