@@ -76,7 +76,7 @@ def chain_sum_answer(question: str) -> int:
 
 async def play(base_url: str, task, rng: random.Random) -> float:
     """One rollout on the chain_sum server: reset to the task, answer, return the server's reward."""
-    from openenv_prime.client.session import EpisodeSession
+    from openenv_prime.client.wire.session import EpisodeSession
 
     async with EpisodeSession(base_url) as session:
         first = await session.reset(split=task.data.split, index=task.data.index)

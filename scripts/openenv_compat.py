@@ -33,9 +33,9 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 import compat_players as players  # noqa: E402
-from openenv_prime.client.episode_rules import DEFAULT_RULES  # noqa: E402
-from openenv_prime.client.errors import OpenEnvError  # noqa: E402
-from openenv_prime.client.resetcheck import ResetIgnoredError  # noqa: E402
+from openenv_prime.client.engine.episode_rules import DEFAULT_RULES  # noqa: E402
+from openenv_prime.client.tasks.resetcheck import ResetIgnoredError  # noqa: E402
+from openenv_prime.client.wire.errors import OpenEnvError  # noqa: E402
 from openenv_prime.envs.launch import ServerStartError, local_app, local_server  # noqa: E402
 from openenv_prime.evaluation import EvalConfig, run_eval  # noqa: E402
 from openenv_prime.evaluation.report import report_dict, write_json  # noqa: E402

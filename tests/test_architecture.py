@@ -39,20 +39,27 @@ def modules() -> list[Path]:
     return sorted(PACKAGE.rglob("*.py"))
 
 
-def imports(path: Path) -> set[str]:
-    """Absolute module names imported anywhere in ``path`` (relative imports resolved against its package)."""
+def import_statements(path: Path) -> list[tuple[str, list[str]]]:
+    """Every import anywhere in ``path`` (in functions and under ``if TYPE_CHECKING:`` too) as (the absolute module
+    name, the names ``from`` it imports, or [] for ``import X``); relative imports resolved against its package."""
     package = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
-    found = set()
+    found = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
+            found += [(alias.name, []) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = ".".join(package[: len(package) - node.level + 1])
-                found.add(f"{base}.{node.module}" if node.module else base)
+                module = f"{base}.{node.module}" if node.module else base
             else:
-                found.add(node.module)
+                module = node.module
+            found.append((module, [alias.name for alias in node.names]))
     return found
+
+
+def imports(path: Path) -> set[str]:
+    """Absolute module names imported anywhere in ``path``."""
+    return {module for module, _ in import_statements(path)}
 
 
 def where(path: Path) -> str:
@@ -97,6 +104,35 @@ def test_client_imports_only_its_wire_libraries(path):
         assert ok, f"openenv_prime/{where(path)} imports {name}: the client uses httpx, websockets, pydantic and jsonschema only"
 
 
+# The client's rooms (docs/architecture.md): what each may import of the rest of the client. The wire is the floor:
+# it knows nothing of tasks, prompts or episodes. The engine plays the reset arguments it is handed, so it never needs
+# where tasks come from; setup.py, above the rooms, joins tasks and prompts for the consumers.
+CLIENT_ROOMS = {
+    "client/wire/": ("openenv_prime.client.wire",),
+    "client/tasks/": ("openenv_prime.client.wire", "openenv_prime.client.tasks"),
+    "client/prompts/": ("openenv_prime.client.wire", "openenv_prime.client.prompts"),
+    "client/engine/": ("openenv_prime.client.wire", "openenv_prime.client.prompts", "openenv_prime.client.engine"),
+}
+
+
+@pytest.mark.parametrize("path", [p for p in modules() if where(p).startswith(tuple(CLIENT_ROOMS))], ids=where)
+def test_client_rooms_import_only_the_rooms_below(path):
+    allowed = next(v for k, v in CLIENT_ROOMS.items() if where(path).startswith(k))
+    for name in imports(path):
+        if name.startswith("openenv_prime.client"):
+            assert name.startswith(allowed), (
+                f"openenv_prime/{where(path)} imports {name}; that folder may use only {allowed} of the client "
+                "(docs/architecture.md)"
+            )
+
+
+def test_the_client_is_its_rooms_and_setup():
+    """A new client module goes into the room of its job, not beside them."""
+    loose = [where(p) for p in modules() if where(p).startswith("client/") and where(p).count("/") == 1]
+    assert loose == ["client/__init__.py", "client/setup.py"], loose
+    assert all(any(where(p).startswith(room) for p in modules()) for room in CLIENT_ROOMS)
+
+
 @pytest.mark.parametrize("path", [p for p in modules() if not where(p).startswith("envs/")], ids=where)
 def test_servers_are_reached_only_through_the_launcher(path):
     """Outside envs/, only the subprocess launcher (which imports no openenv) may be imported from envs."""
@@ -121,6 +157,39 @@ def test_integrations_meet_the_core_only(path):
     for name in imports(path):
         if name.startswith("openenv_prime"):
             assert name.startswith(allowed), f"openenv_prime/{where(path)} imports {name}; it may use only {allowed}"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each module of the package -> the package's modules it imports (``from P import m`` is module ``P.m`` when
+    there is one, else ``P``), type-checking imports included."""
+    names = {module_name(path): path for path in modules()}
+    graph = {}
+    for name, path in names.items():
+        found = set()
+        for module, imported in import_statements(path):
+            submodules = {f"{module}.{n}" for n in imported} & names.keys()
+            found |= submodules
+            if len(submodules) < len(imported) or not imported:
+                found.add(module)
+        graph[name] = (found & names.keys()) - {name}
+    return graph
+
+
+def test_no_two_modules_import_each_other():
+    """A circle of two modules (even one closed by an ``if TYPE_CHECKING:`` import) is one job in two places: move the
+    part that needs the other module to where that module's job is (the engine starts a wave of episodes on the wire's
+    session pool, the pool only keeps sockets)."""
+    graph = import_graph()
+    circles = sorted({tuple(sorted((a, b))) for a, imported in graph.items() for b in imported if a in graph[b]})
+    assert not circles, f"modules that import each other: {circles}"
+    # guards against a check that passes because it saw nothing: a type-checking import, and a `from P import m`
+    assert "openenv_prime.client.tasks.tasks" in graph["openenv_prime.client.tasks.splits"]
+    assert "openenv_prime.client.prompts.mcp" in graph["openenv_prime.client.prompts.render"]
 
 
 def test_where_the_pretrained_model_lives_is_standard_library_only():

@@ -16,14 +16,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from openenv_prime.client.render import EpisodeProtocol
-from openenv_prime.client.families import FamilyField
-from openenv_prime.client.prompting import PromptSettings
-from openenv_prime.client.resetcheck import check_reset_plays_tasks, check_reset_plays_tasks_sync
-from openenv_prime.client.splits import ChosenSplit, choose_split
-from openenv_prime.client.taskapi import TaskAPIClient
-from openenv_prime.client.tasklist import TaskList
-from openenv_prime.client.tasks import TaskAPISource, TaskSource, family_field_for, load_sampler_tasks, open_task_source
+from openenv_prime.client.prompts.prompting import PromptSettings
+from openenv_prime.client.prompts.render import EpisodeProtocol
+from openenv_prime.client.tasks.families import FamilyField
+from openenv_prime.client.tasks.resetcheck import check_reset_plays_tasks, check_reset_plays_tasks_sync
+from openenv_prime.client.tasks.splits import ChosenSplit, choose_split
+from openenv_prime.client.tasks.tasklist import TaskList
+from openenv_prime.client.tasks.tasks import TaskAPISource, TaskSource, family_field_for, load_sampler_tasks, open_task_source
+from openenv_prime.client.wire.taskapi import TaskAPIClient
 from openenv_prime.samplers.task import Task
 
 _UNSET: Any = object()
@@ -47,17 +47,17 @@ class EnvironmentSetup:
         return self.source.splits()
 
     def choose_split(self, wanted: str | None, *, setting: str) -> ChosenSplit:
-        """``wanted`` checked against the listed splits, or the test split by rule (see :mod:`~openenv_prime.client.splits`);
+        """``wanted`` checked against the listed splits, or the test split by rule (see :mod:`~openenv_prime.client.tasks.splits`);
         ``setting`` is how the user sets it, named in the error and the note."""
         return choose_split(self.source, wanted, setting=setting)
 
     def family_field(self, split: str, setting: str | None) -> FamilyField:
         """The field that names ``split``'s families: ``setting`` unless it is ``"auto"``, else what the server declares
-        or the specs have (see :mod:`~openenv_prime.client.families`)."""
+        or the specs have (see :mod:`~openenv_prime.client.tasks.families`)."""
         return family_field_for(self.source, split, setting)
 
     def sampler_tasks(self, split: str, *, family_field: str | None, family_setting: str) -> list[Task]:
-        """Every task of ``split`` as the samplers take them (see :func:`~openenv_prime.client.tasks.load_sampler_tasks`)."""
+        """Every task of ``split`` as the samplers take them (see :func:`~openenv_prime.client.tasks.tasks.load_sampler_tasks`)."""
         return load_sampler_tasks(self.source, split, family_field=family_field, family_setting=family_setting)
 
     def reset_kwargs(self, split: str, index: int) -> dict[str, Any]:
@@ -88,7 +88,7 @@ class EnvironmentSetup:
     async def check_reset(self, split: str, num_tasks: int, *, setting: str, extra: dict[str, Any] | None = None,
                           timeout: float = 30.0) -> str | None:
         """Raise when the server plays other tasks than asked; a warning text when it may (see
-        :mod:`~openenv_prime.client.resetcheck`); ``setting`` is how the user turns the check off, named in both."""
+        :mod:`~openenv_prime.client.tasks.resetcheck`); ``setting`` is how the user turns the check off, named in both."""
         return await check_reset_plays_tasks(self.base_url, self.source, split, num_tasks, extra=extra, timeout=timeout,
                                              skip_setting=setting)
 

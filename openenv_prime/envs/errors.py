@@ -9,7 +9,7 @@ message names the field and the valid values. No `openenv` import here."""
 
 from __future__ import annotations
 
-from openenv_prime.client.errors import TaskIndexError
+from openenv_prime.client.wire.errors import TaskIndexError
 
 
 class TaskRequestError(ValueError):

@@ -10,9 +10,9 @@ import json
 import sys
 from pathlib import Path
 
-from openenv_prime.client.episode_rules import DEFAULT_RULES, REWARD_MODES
-from openenv_prime.client.hidden import DEFAULT_HIDDEN_FIELDS
-from openenv_prime.client.observations import DEFAULT_BUDGET
+from openenv_prime.client.engine.episode_rules import DEFAULT_RULES, REWARD_MODES
+from openenv_prime.client.prompts.hidden import DEFAULT_HIDDEN_FIELDS
+from openenv_prime.client.prompts.observations import DEFAULT_BUDGET
 from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
 
 from openenv_prime.evaluation.settings import CONFIG_FLAGS
@@ -129,7 +129,7 @@ def _register_eval(subparsers: argparse._SubParsersAction) -> None:
     episodes.add_argument("--reset-kwargs", type=_json_object, default={}, metavar="JSON",
                           help="extra reset arguments for every episode, a JSON object such as '{\"difficulty\": 2}' "
                           "(not split/index/episode_id)")
-    # the episode rules: the trainer's and the verifiers taskset's defaults (client/episode_rules.py)
+    # the episode rules: the trainer's and the verifiers taskset's defaults (client/engine/episode_rules.py)
     episodes.add_argument("--max-steps", type=int, default=DEFAULT_RULES.max_steps,
                           help="environment steps per episode; an episode still running then is counted as "
                           "truncated (default: %(default)s)")
@@ -185,7 +185,7 @@ def _main(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from openenv_prime.client.errors import OpenEnvError
+    from openenv_prime.client.wire.errors import OpenEnvError
     from openenv_prime.evaluation import EvalConfig, ModelEndpointError, OpenAIPolicy, run_eval
     from openenv_prime.evaluation.report import check_writable, family_table, report_dict, write_json
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
-from openenv_prime.client.episode_settings import EpisodeSettings, ResetArguments
-from openenv_prime.client.prompting import PromptSettings
+from openenv_prime.client.engine.episode_settings import EpisodeSettings, ResetArguments
+from openenv_prime.client.prompts.prompting import PromptSettings
 from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
 
 

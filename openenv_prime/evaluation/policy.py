@@ -12,7 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import httpx
 
-from openenv_prime.client.backoff import backoff
+from openenv_prime.client.wire.backoff import backoff
 
 
 @runtime_checkable

@@ -10,7 +10,7 @@ from openenv_prime.evaluation.config import EvalConfig
 class TaskResult(BaseModel):
     """One episode: the task it ran, the model's last reply and what the environment paid for it.
 
-    ``reward`` is the client's episode reward (:func:`openenv_prime.client.rewards.episode_reward`, the trainer's
+    ``reward`` is the client's episode reward (:func:`openenv_prime.client.engine.rewards.episode_reward`, the trainer's
     rule): None when the environment ended the episode without scoring any step, and such an episode is left out
     of accuracy and mean reward, never counted as 0.0."""
 
@@ -68,7 +68,7 @@ class EvalResult(BaseModel):
     split: str
     """The split played (``config.split``, or the test split the rule chose when it is None)."""
     family_field: str | None
-    """The spec field that named the families (None: one family), by ``openenv_prime.client.families``' rule."""
+    """The spec field that named the families (None: one family), by ``openenv_prime.client.tasks.families``' rule."""
     choices: list[str] = []
     """How the split and the families were chosen, when the config left them open (printed before the table)."""
     results: list[TaskResult]

@@ -1,7 +1,7 @@
 """The eval: choose tasks, then play their episodes with the client's episode engine, in waves of ``max_concurrency``.
 
-Every episode is played and scored by :mod:`openenv_prime.client.episode` under the same
-:class:`~openenv_prime.client.episode_rules.EpisodeRules` as the trainer and the verifiers taskset, so an eval
+Every episode is played and scored by :mod:`openenv_prime.client.engine.episode` under the same
+:class:`~openenv_prime.client.engine.episode_rules.EpisodeRules` as the trainer and the verifiers taskset, so an eval
 scores a model by the rule it was trained on. What the eval adds: the tasks (``per_family`` per family, from the
 seed), the policy (one batched ``complete`` call per round over every open episode, so an in-process model
 generates them together), and the report. Results are stored by task position, so their order never depends on
@@ -20,10 +20,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from openenv_prime.client.episode import Episode, play_in_waves
-from openenv_prime.client.render import EpisodeProtocol
-from openenv_prime.client.session_pool import SessionPool
+from openenv_prime.client.engine.episode import Episode, play_in_waves
+from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.client.setup import EnvironmentSetup
+from openenv_prime.client.wire.session_pool import SessionPool
 from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.policy import Policy
 from openenv_prime.evaluation.result import EvalResult, TaskResult, score_families

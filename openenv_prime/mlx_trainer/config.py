@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from openenv_prime.client.episode_settings import EpisodeSettings
-from openenv_prime.client.prompting import PromptSettings
-from openenv_prime.client.urls import http_base
+from openenv_prime.client.engine.episode_settings import EpisodeSettings
+from openenv_prime.client.prompts.prompting import PromptSettings
+from openenv_prime.client.wire.urls import http_base
 
 
 class ConfigError(ValueError):
@@ -105,7 +105,7 @@ class EnvironmentConfig(_Section, PromptSettings, EpisodeSettings):
     tasks: str | None = None
     # Before training, reset train tasks in fresh sessions (task 0 twice) and stop when the server plays other tasks
     # than asked (openenv drops reset arguments the environment's reset() does not take); a note when the environment
-    # itself is random (see openenv_prime.client.resetcheck); evals check their split too.
+    # itself is random (see openenv_prime.client.tasks.resetcheck); evals check their split too.
     check_reset: bool = True
     # The server the trainer starts when base_url is empty: chain_sum, or reasoning-gym `datasets` in `tiers` tiers.
     embedded: Literal["chain-sum", "reasoning-gym"] = "chain-sum"

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from openenv_prime.client.families import family_key
+from openenv_prime.client.tasks.families import family_key
 from openenv_prime.samplers.task import Task
 
 # The split name of the inner sampler's task references: their index is the position in the

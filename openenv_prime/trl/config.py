@@ -1,7 +1,7 @@
 """What a TRL run on an OpenEnv server needs from this package: the server, its tasks, the sampler, the prompts.
 
 Every field has a working default (a local server's train split, the curriculum); unknown fields are errors. What
-the model is shown is :class:`~openenv_prime.client.prompting.PromptSettings`, the same keys as in eval, the verifiers
+the model is shown is :class:`~openenv_prime.client.prompts.prompting.PromptSettings`, the same keys as in eval, the verifiers
 taskset and the MLX trainer, so a TRL run and its evals see the prompts the other consumers would.
 """
 
@@ -11,9 +11,9 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
-from openenv_prime.client.episode_settings import EpisodeSettings, ResetArguments
-from openenv_prime.client.prompting import PromptSettings
-from openenv_prime.client.urls import http_base
+from openenv_prime.client.engine.episode_settings import EpisodeSettings, ResetArguments
+from openenv_prime.client.prompts.prompting import PromptSettings
+from openenv_prime.client.wire.urls import http_base
 
 
 class OpenEnvTRLConfig(PromptSettings, EpisodeSettings, ResetArguments):

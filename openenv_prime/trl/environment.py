@@ -2,8 +2,8 @@
 
 Set up once through the client's :class:`~openenv_prime.client.setup.EnvironmentSetup` (the path of the eval, the
 verifiers taskset and the MLX trainer: the same split and family rules, the reset check, the action protocol), then
-every episode is played by the one episode engine (:mod:`openenv_prime.client.episode`) on sockets kept in a
-:class:`~openenv_prime.client.session_pool.SessionPool` on the run's socket thread.
+every episode is played by the one episode engine (:mod:`openenv_prime.client.engine.episode`) on sockets kept in a
+:class:`~openenv_prime.client.wire.session_pool.SessionPool` on the run's socket thread.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import itertools
 import sys
 from typing import Any, Sequence
 
-from openenv_prime.client.episode import Episode, play_in_waves
-from openenv_prime.client.render import EpisodeProtocol
-from openenv_prime.client.session_pool import SessionPool
+from openenv_prime.client.engine.episode import Episode, keep_wave, play_in_waves, start_wave
+from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.client.setup import EnvironmentSetup
+from openenv_prime.client.wire.session_pool import SessionPool
 from openenv_prime.samplers.task import Task
 from openenv_prime.trl.config import OpenEnvTRLConfig
 from openenv_prime.trl.loop import EventLoopThread
@@ -79,8 +79,8 @@ class TaskEnvironment:
         done = 0
         try:
             while done < len(episodes):
-                wave = await self.pool.start(episodes[done:], self.config.max_sessions)
-                self.pool.keep(wave)
+                wave = await start_wave(self.pool, episodes[done:], self.config.max_sessions)
+                keep_wave(self.pool, wave)
                 done += len(wave)
         except BaseException:
             await self.pool.close()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from openenv_prime.client.episode import Episode
+from openenv_prime.client.engine.episode import Episode
 from openenv_prime.trl.environment import TaskEnvironment
 from openenv_prime.trl.rows import SamplerRows
 from openenv_prime.trl.timers import Timers

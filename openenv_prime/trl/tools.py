@@ -4,7 +4,7 @@ TRL makes one object per rollout, calls ``reset(**row)`` with the dataset row at
 reset the row's task over ``/ws`` and return the first observation, rendered as every consumer renders it, gold
 fields hidden), and turns every other public method into a tool from its signature and its docstring's ``Args:``.
 The tool is built from the environment's action schema: the fields the model fills (as the client's
-:class:`~openenv_prime.client.actions.ActionFormat` chooses them: required ones and those defaulting to null, never
+:class:`~openenv_prime.client.prompts.actions.ActionFormat` chooses them: required ones and those defaulting to null, never
 server settings), their JSON types as Python types, allowed values as ``Literal``, descriptions and bounds in
 ``Args:``. A call is handed to the one episode engine as the reply it stands for, so validation, invalid-action
 feedback (raised, which TRL shows the model), step limits and the reward follow the engine's rules.
@@ -17,9 +17,9 @@ import json
 import re
 from typing import Any, Literal
 
-from openenv_prime.client import schema as js
-from openenv_prime.client.actions import ActionFormat
-from openenv_prime.client.episode import Episode
+from openenv_prime.client.engine.episode import Episode
+from openenv_prime.client.prompts import schema as js
+from openenv_prime.client.prompts.actions import ActionFormat
 from openenv_prime.trl.environment import TaskEnvironment
 from openenv_prime.trl.rows import SamplerRows
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import verifiers.v1 as vf
 from pydantic import Field
 
-from openenv_prime.client.episode_rules import EpisodeRules
-from openenv_prime.client.episode_settings import EpisodeLimits, ResetArguments, RewardSettings, episode_rules
-from openenv_prime.client.prompting import PromptSettings
+from openenv_prime.client.engine.episode_rules import EpisodeRules
+from openenv_prime.client.engine.episode_settings import EpisodeLimits, ResetArguments, RewardSettings, episode_rules
+from openenv_prime.client.prompts.prompting import PromptSettings
 
 
 class OpenEnvTaskConfig(vf.TaskConfig, RewardSettings):
@@ -46,12 +46,12 @@ class OpenEnvTasksetConfig(vf.TasksetConfig, PromptSettings, EpisodeLimits, Rese
     family_field: str | None = "auto"
     """Spec field (a dotted path) grouping tasks into families (curriculum keys); None = one family, "all";
     "auto" = the field the server declares for the split, else `family` or `tier` when the specs have it
-    (openenv_prime.client.families). A spec without the chosen field is an error."""
+    (openenv_prime.client.tasks.families). A spec without the chosen field is an error."""
     instructions: str | None = None
     """System prompt; None = one generated from the action schema."""
     check_reset: bool = True
     """At load, reset tasks in fresh sessions (task 0 twice) and fail when the server does not play the task asked for;
-    warn when the environment itself is random (see openenv_prime.client.resetcheck)."""
+    warn when the environment itself is random (see openenv_prime.client.tasks.resetcheck)."""
     max_sessions: int | None = Field(None, ge=1)
     """Open `/ws` sessions per process; None = unbounded (the server's cap still applies)."""
     capacity_wait: float = Field(60.0, ge=0)

@@ -10,8 +10,8 @@ from typing import Any
 import verifiers.v1 as vf
 
 from openenv_prime.client import AsyncTaskAPIClient, EpisodeSession
-from openenv_prime.client.episode import Episode, play
-from openenv_prime.client.render import EpisodeProtocol
+from openenv_prime.client.engine.episode import Episode, play
+from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.verifiers_taskset.config import OpenEnvEnvConfig
 from openenv_prime.verifiers_taskset.taskset import OpenEnvTask
 
@@ -23,7 +23,7 @@ STOP_CONDITIONS = {"done": "openenv_done", "max_steps": "openenv_max_steps", "in
 class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
     """Reset with the task's split and index (the trace id as `episode_id`, so the server's state
     names the trace), show the observation, send the reply as the action, step until done, under the
-    episode rules every consumer shares (`client/episode_rules.py`).
+    episode rules every consumer shares (`client/engine/episode_rules.py`).
 
     The episode's record goes to `trace.info["openenv"]` (per-step rewards, the episode reward, steps,
     done, invalid actions, step seconds), which `OpenEnvTask` scores."""

@@ -10,12 +10,12 @@ from typing import Any
 import verifiers.v1 as vf
 
 from openenv_prime.client import TaskSource
-from openenv_prime.client.errors import RouteNotSupportedError
-from openenv_prime.client.families import family_key
-from openenv_prime.client.prompting import PromptSettings
-from openenv_prime.client.render import EpisodeProtocol
+from openenv_prime.client.prompts.prompting import PromptSettings
+from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.client.setup import EnvironmentSetup
-from openenv_prime.client.splits import TEST_SPLITS
+from openenv_prime.client.tasks.families import family_key
+from openenv_prime.client.tasks.splits import TEST_SPLITS
+from openenv_prime.client.wire.errors import RouteNotSupportedError
 from openenv_prime.verifiers_taskset.config import OpenEnvTaskConfig, OpenEnvTasksetConfig
 from openenv_prime.verifiers_taskset.generations import TaskDataBase, numbered
 from openenv_prime.verifiers_taskset.keys import check_unique, durable_id, id_like_field, task_key
@@ -30,7 +30,7 @@ class OpenEnvTaskData(TaskDataBase):
     index: int
     spec: dict[str, Any]
     family: str | None = None
-    """The task's family (openenv_prime.client.families' rule; "all" when tasks have none)."""
+    """The task's family (openenv_prime.client.tasks.families' rule; "all" when tasks have none)."""
     reset: dict[str, Any] | None = None
     """The task's reset arguments when they are not `split` and `index` (a task list line's `reset`, or
     `task_spec` for a server whose reset takes it); None resets with `split` and `index`."""
@@ -46,7 +46,7 @@ class OpenEnvTask(vf.Task[OpenEnvTaskData, vf.State, OpenEnvTaskConfig]):
 
     @vf.reward
     async def openenv_return(self, trace: vf.Trace) -> dict[str, float]:
-        """The episode's reward by the rule every consumer shares (`client/rewards.episode_reward`, with this task's
+        """The episode's reward by the rule every consumer shares (`client/engine/rewards.episode_reward`, with this task's
         `reward_mode` and `reward_clip`). An episode the environment ended without scoring any step records no
         reward at all (an empty result), so a sampler leaves it out instead of reading 0.0."""
         reward = _record(trace).get("reward")

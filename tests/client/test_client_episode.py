@@ -10,10 +10,10 @@ import itertools
 import pytest
 
 from openenv_prime.client import EpisodeSession, TaskAPIClient
-from openenv_prime.client.episode import Episode, play
-from openenv_prime.client.episode_rules import DEFAULT_RULES, EpisodeRules
-from openenv_prime.client.errors import ConnectionDroppedError
-from openenv_prime.client.render import EpisodeProtocol
+from openenv_prime.client.engine.episode import Episode, play
+from openenv_prime.client.engine.episode_rules import DEFAULT_RULES, EpisodeRules
+from openenv_prime.client.prompts.render import EpisodeProtocol
+from openenv_prime.client.wire.errors import ConnectionDroppedError
 from tests.support import rules_script
 from tests.support.rules_script import reply_to_messages
 

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from openenv_prime.client import observation_to_text
-from openenv_prime.client.hidden import DEFAULT_HIDDEN_FIELDS, HiddenNames, normalized, scrub
-from openenv_prime.client.observations import BOOKKEEPING_OBSERVATION_FIELDS, TEXT_FIELDS
+from openenv_prime.client.prompts.hidden import DEFAULT_HIDDEN_FIELDS, HiddenNames, normalized, scrub
+from openenv_prime.client.prompts.observations import BOOKKEEPING_OBSERVATION_FIELDS, TEXT_FIELDS
 
 GOLD = "GOLD-7f3a9"  # upper case and a dash: no generated value can spell it by chance
 SAFE = "abcdefghijklmnopqrstuvwxyz 0123456789.,:"

@@ -11,9 +11,9 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from openenv_prime.client import InvalidRequestError, observation_to_text
-from openenv_prime.client.hidden import scrub
-from openenv_prime.client.prompting import PromptSettings
-from openenv_prime.client.render import EpisodeProtocol
+from openenv_prime.client.prompts.hidden import scrub
+from openenv_prime.client.prompts.prompting import PromptSettings
+from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.evaluation import EvalConfig
 from tests.play.lookalike_envs import CatchAction, FireAction, GuessAction, SnakeAction
 
@@ -168,7 +168,7 @@ def test_a_field_described_as_configuration_is_never_offered_and_the_example_sho
 
 
 def test_only_descriptions_that_call_a_field_configuration_make_it_a_setting():
-    from openenv_prime.client.described import configures
+    from openenv_prime.client.prompts.described import configures
 
     for said in ["Server configuration, leave unset.", "Environment setting.", "Do not set: the server picks it.",
                  "For internal use.", "Leave this empty.", "env-side config"]:
@@ -305,7 +305,7 @@ def test_settings_refuse_a_template_that_names_a_hidden_field_and_say_how_to_all
 
 def test_the_protocol_records_what_it_kept_from_the_model():
     protocol = EpisodeProtocol({"properties": {"reply": {"type": "string"}}, "required": ["reply"]})
-    from openenv_prime.client.session import StepResult
+    from openenv_prime.client.wire.session import StepResult
 
     text = protocol.text(StepResult({"question": "q?", "answer": "42", "metadata": {"solution": "42"}}, None, False))
     assert text == "q?" and protocol.hidden_seen == {"answer", "metadata.solution"}

@@ -1,4 +1,4 @@
-"""Schema-driven actions and observations (client/actions, observations, mcp, render) on pydantic-made schemas."""
+"""Schema-driven actions and observations (client/prompts/actions, observations, mcp, render) on pydantic-made schemas."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict
 
 from openenv_prime.client import InvalidRequestError, observation_to_text, reply_to_action
-from openenv_prime.client.render import EpisodeProtocol
+from openenv_prime.client.prompts.render import EpisodeProtocol
 
 
 class Move(str, Enum):

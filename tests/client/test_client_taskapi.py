@@ -25,7 +25,7 @@ from openenv_prime.client import (
     UnknownSplitError,
     load_sampler_tasks,
 )
-from openenv_prime.client.taskapi import _Call, _TaskAPICore
+from openenv_prime.client.wire.taskapi import _Call, _TaskAPICore
 
 
 def _run(coro, timeout: float = 60.0):

@@ -18,7 +18,7 @@ from openenv_prime.client import (
     reply_to_action,
     ws_endpoint,
 )
-from openenv_prime.client.session import _Gate
+from openenv_prime.client.wire.session import _Gate
 
 CHAIN_SUM_ACTION = {
     "additionalProperties": False,

@@ -1,4 +1,4 @@
-"""The episode rules as config keys (client/episode_settings.py): declared once, inherited by the eval's and the trainer's
+"""The episode rules as config keys (client/engine/episode_settings.py): declared once, inherited by the eval's and the trainer's
 configs (the verifiers taskset's is checked in tests/verifiers_taskset), checked when the config is read."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from openenv_prime.client.episode_rules import DEFAULT_RULES, REWARD_MODES
-from openenv_prime.client.episode_settings import EpisodeLimits, EpisodeSettings, ResetArguments, RewardSettings
+from openenv_prime.client.engine.episode_rules import DEFAULT_RULES, REWARD_MODES
+from openenv_prime.client.engine.episode_settings import EpisodeLimits, EpisodeSettings, ResetArguments, RewardSettings
 from openenv_prime.evaluation import EvalConfig
 from openenv_prime.mlx_trainer.config import EnvironmentConfig
 

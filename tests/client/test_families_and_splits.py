@@ -1,4 +1,4 @@
-"""The one family rule (client/families.py) and the test-split rule (client/splits.py), on specs and sources
+"""The one family rule (client/tasks/families.py) and the test-split rule (client/tasks/splits.py), on specs and sources
 built here; the servers that declare their families are tested in tests/envs and tests/imported."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from openenv_prime.client.errors import RouteNotSupportedError, UnknownSplitError
-from openenv_prime.client.families import (
+from openenv_prime.client.wire.errors import RouteNotSupportedError, UnknownSplitError
+from openenv_prime.client.tasks.families import (
     AUTO,
     NO_FAMILY,
     FamilyField,
@@ -17,9 +17,9 @@ from openenv_prime.client.families import (
     family_key,
     field_value,
 )
-from openenv_prime.client.splits import choose_split
-from openenv_prime.client.tasklist import parse_task_list
-from openenv_prime.client.tasks import TaskListSource, TaskSource, load_sampler_tasks
+from openenv_prime.client.tasks.splits import choose_split
+from openenv_prime.client.tasks.tasklist import parse_task_list
+from openenv_prime.client.tasks.tasks import TaskListSource, TaskSource, load_sampler_tasks
 
 values = st.one_of(st.integers(), st.text(min_size=1), st.booleans(), st.floats(allow_nan=False))
 

@@ -15,8 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from openenv_prime.client import EpisodeSession, open_task_source
-from openenv_prime.client.resetcheck import ResetIgnoredError, check_reset_plays_tasks, check_reset_plays_tasks_sync, first_difference
-from openenv_prime.client.tasklist import parse_task_list
+from openenv_prime.client.tasks.resetcheck import ResetIgnoredError, check_reset_plays_tasks, check_reset_plays_tasks_sync, first_difference
+from openenv_prime.client.tasks.tasklist import parse_task_list
 from tests.conftest import OPENENV010_PYTHON_VAR
 from tests.support.processes import free_port, serving
 

@@ -9,9 +9,9 @@ import re
 import pytest
 
 from openenv_prime.client import EpisodeSession, RouteNotSupportedError, TaskAPIClient, open_task_source
-from openenv_prime.client.resetcheck import ResetIgnoredError, check_reset_plays_tasks_sync
-from openenv_prime.client.tasklist import parse_task_list
-from openenv_prime.client.tasks import NO_FAMILY, load_sampler_tasks
+from openenv_prime.client.tasks.resetcheck import ResetIgnoredError, check_reset_plays_tasks_sync
+from openenv_prime.client.tasks.tasklist import parse_task_list
+from openenv_prime.client.tasks.tasks import NO_FAMILY, load_sampler_tasks
 from tests.support.partial_task_api_server import TASKS, seed_task_lines
 
 
@@ -87,8 +87,8 @@ def test_task_list_with_reset_arguments_the_environment_drops_is_a_warning(parti
 
 def test_state_echoing_another_task_is_an_error():
     """A server whose state says which task it plays: a mismatch is proof, not a guess (chain_sum's state does)."""
-    from openenv_prime.client.resetcheck import _check_echo
-    from openenv_prime.client.tasks import TaskListSource
+    from openenv_prime.client.tasks.resetcheck import _check_echo
+    from openenv_prime.client.tasks.tasks import TaskListSource
 
     source = TaskListSource(seed_task_list(), "say")
     _check_echo("http://h:1", source, {"seed": 3}, {"task": {"seed": 3}}, {"seed": 3, "step_count": 0})

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openenv_prime.client.tasklist import TaskListError, parse_task_list, read_task_list
+from openenv_prime.client.tasks.tasklist import TaskListError, parse_task_list, read_task_list
 
 
 def _write(tmp_path, *lines: str):

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openenv_prime.client.tasklist import TaskListError
+from openenv_prime.client.tasks.tasklist import TaskListError
 from openenv_prime.envs.errors import TaskIndexError, TaskRequestError
 from openenv_prime.envs.taskapi import SeedTasks, as_task_provider
 from openenv_prime.envs.taskapi.classes import load_class, resolve_classes

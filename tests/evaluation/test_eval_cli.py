@@ -95,10 +95,10 @@ def test_eval_rejects_bad_settings_by_name(chain_sum_server, model_url, tmp_path
 
 
 def test_the_flags_default_to_the_episode_rules_every_consumer_shares():
-    """The eval's CLI and config defaults are the trainer's and the taskset's (client/episode_rules.py)."""
+    """The eval's CLI and config defaults are the trainer's and the taskset's (client/engine/episode_rules.py)."""
     import argparse
 
-    from openenv_prime.client.episode_rules import DEFAULT_RULES
+    from openenv_prime.client.engine.episode_rules import DEFAULT_RULES
     from openenv_prime.evaluation import EvalConfig
     from openenv_prime.evaluation.cli import config_kwargs, register
 

@@ -8,7 +8,7 @@ import socket
 import pytest
 from pydantic import ValidationError
 
-from openenv_prime.client.errors import OpenEnvError, UnknownSplitError
+from openenv_prime.client.wire.errors import OpenEnvError, UnknownSplitError
 from openenv_prime.evaluation import EvalConfig, ModelEndpointError, OpenAIPolicy, run_eval, run_eval_async
 from openenv_prime.testing.scripted_openai import (
     ScriptedOpenAIServer,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from openenv_prime.client.resetcheck import ResetIgnoredError
+from openenv_prime.client.tasks.resetcheck import ResetIgnoredError
 from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
 from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer, last_user_text
 from tests.evaluation.test_eval_cli import _eval

@@ -1,7 +1,7 @@
 """The model never sees the gold answer of an imported verifiers task: the generated wrapper puts the whole row
 (`answer` included) in the reset observation's `task_spec` and in the state, and every prompt the eval, the
 verifiers taskset and the MLX trainer send the model is checked for the answer of the task it asks about (before
-the hiding rule of client/hidden.py, all three failed: the answer was in the prompt's `task_spec`)."""
+the hiding rule of client/prompts/hidden.py, all three failed: the answer was in the prompt's `task_spec`)."""
 
 from __future__ import annotations
 

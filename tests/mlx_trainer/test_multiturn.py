@@ -10,7 +10,7 @@ import pytest
 
 from trainer_helpers import SMALL_VOCAB, RecordingSampler, format_sft_model, read_log, toy_server
 
-from openenv_prime.client.episode_rules import EpisodeRules
+from openenv_prime.client.engine.episode_rules import EpisodeRules
 from openenv_prime.mlx_trainer.config import config_from_dict
 from openenv_prime.mlx_trainer.rollouts.runner import EpisodeRunner, Renderer
 from openenv_prime.mlx_trainer.training.loop import train
@@ -156,7 +156,7 @@ def test_task_list_drives_a_server_without_a_task_api(sft_two_step, tmp_path):
     import json
 
     from openenv_prime.client import TaskAPIClient
-    from openenv_prime.client.errors import OpenEnvError
+    from openenv_prime.client.wire.errors import OpenEnvError
 
     lines = [{"split": "train", "id": f"two-{s}", "level": 2, "reset": {"level": 2, "seed": s}} for s in range(4)]
     lines += [{"split": "test", "id": f"t-{level}", "level": level, "reset": {"level": level}} for level in (0, 2)]

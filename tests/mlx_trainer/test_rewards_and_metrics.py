@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from openenv_prime.client.engine.rewards import aggregate, episode_reward
 from openenv_prime.mlx_trainer.report.metrics import sampler_log_metrics
 from openenv_prime.samplers import CurriculumSampler, Task
-from openenv_prime.client.rewards import aggregate, episode_reward
 
 rewards = st.lists(st.one_of(st.none(), st.floats(-10, 10, allow_nan=False)), max_size=8)
 

@@ -10,8 +10,8 @@ prompt: the same API before and after the prompt work, so running it with an old
 
 from __future__ import annotations
 
-from openenv_prime.client.render import EpisodeProtocol
-from openenv_prime.client.session import StepResult
+from openenv_prime.client.prompts.render import EpisodeProtocol
+from openenv_prime.client.wire.session import StepResult
 from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
 from tests.play.lookalike_envs import ENVIRONMENTS
 

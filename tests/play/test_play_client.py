@@ -9,7 +9,7 @@ import json
 import pytest
 
 from openenv_prime.client import EpisodeSession, InvalidRequestError, TaskAPIClient
-from openenv_prime.client.render import EpisodeProtocol
+from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
 from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer
 from tests.play.players import grid_move, grid_rule, mcp_rule

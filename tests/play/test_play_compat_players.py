@@ -12,9 +12,9 @@ from pathlib import Path
 import json
 
 from openenv_prime.client import observation_to_text, reply_to_action
-from openenv_prime.client.episode_rules import DEFAULT_RULES
+from openenv_prime.client.engine.episode_rules import DEFAULT_RULES
+from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.evaluation.result import TaskResult
-from openenv_prime.client.render import EpisodeProtocol
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "compat_players.py"
 spec = importlib.util.spec_from_file_location("compat_players", SCRIPT)

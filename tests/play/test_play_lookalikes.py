@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from openenv_prime.client.observations import DEFAULT_BUDGET
+from openenv_prime.client.prompts.observations import DEFAULT_BUDGET
 from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
 from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer
 from tests.play.players import catch_rule, fire_rule, guess_rule, snake_rule, system_text, user_texts

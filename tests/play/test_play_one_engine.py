@@ -100,7 +100,7 @@ def via_trainer(url: str, mode: str, clip, model_dir: Path, run: int) -> tuple[d
     from mlx_lm import load
 
     from openenv_prime.client import TaskAPIClient, load_sampler_tasks
-    from openenv_prime.client.episode_rules import EpisodeRules
+    from openenv_prime.client.engine.episode_rules import EpisodeRules
     from openenv_prime.mlx_trainer.rollouts.generation import Completion
     from openenv_prime.mlx_trainer.rollouts.runner import EpisodeRunner, Renderer
     from openenv_prime.mlx_trainer.worker import MainThreadMLX

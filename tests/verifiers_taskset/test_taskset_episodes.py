@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from openenv_prime.client.engine.rewards import aggregate
 from openenv_prime.envs.launch import local_server
-from openenv_prime.client.rewards import aggregate
 from openenv_prime.testing.scripted_openai import (
     ScriptedOpenAIServer,
     chain_sum_rule,
@@ -153,8 +153,8 @@ def test_reward_mode_and_clip(chain_sum_server, scripted_model):
 def test_the_rule_keys_are_the_clients_split_between_taskset_and_task():
     """`--env.taskset.max-steps` and the other limits on the taskset, `--env.taskset.task.reward-mode` and
     `.reward-clip` on the task: the client's EpisodeLimits and RewardSettings, joined by `rules(task)`."""
-    from openenv_prime.client.episode_rules import EpisodeRules
-    from openenv_prime.client.episode_settings import EpisodeLimits, RewardSettings
+    from openenv_prime.client.engine.episode_rules import EpisodeRules
+    from openenv_prime.client.engine.episode_settings import EpisodeLimits, RewardSettings
     from openenv_prime.verifiers_taskset.config import OpenEnvTaskConfig, OpenEnvTasksetConfig
 
     assert issubclass(OpenEnvTasksetConfig, EpisodeLimits) and issubclass(OpenEnvTaskConfig, RewardSettings)

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from openenv_prime.client import TaskAPIClient
-from openenv_prime.client.errors import OpenEnvError, UnknownSplitError
+from openenv_prime.client.wire.errors import OpenEnvError, UnknownSplitError
 from openenv_prime.verifiers_taskset import (
     OpenEnvChatHarness,
     OpenEnvEnv,
@@ -125,7 +125,7 @@ def test_samplers_import_without_verifiers():
 
 
 def test_unknown_environment_name_is_refused(chain_sum_server):
-    from openenv_prime.client.errors import UnknownEnvironmentError
+    from openenv_prime.client.wire.errors import UnknownEnvironmentError
 
     with pytest.raises(UnknownEnvironmentError) as caught:
         _load(chain_sum_server, env_name="chain_sums")

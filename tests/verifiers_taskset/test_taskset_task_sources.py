@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from openenv_prime.client.errors import RouteNotSupportedError
-from openenv_prime.client.resetcheck import ResetIgnoredError
-from openenv_prime.verifiers_taskset import OpenEnvTaskset, OpenEnvTasksetConfig
+from openenv_prime.client.tasks.resetcheck import ResetIgnoredError
+from openenv_prime.client.wire.errors import RouteNotSupportedError
 from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer
+from openenv_prime.verifiers_taskset import OpenEnvTaskset, OpenEnvTasksetConfig
 from tests.evaluation.test_eval_task_sources import even_only
 from tests.support.partial_task_api_server import TASKS, seed_task_lines
 from tests.verifiers_taskset.test_taskset_cli_and_env_server import read_traces, vf_eval

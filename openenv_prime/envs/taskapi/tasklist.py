@@ -1,6 +1,6 @@
 """`JsonlTasks`: tasks from a JSONL task list, or from a Python callable returning the same records.
 
-The format is the project's task-list contract (`openenv_prime.client.tasklist`, which parses it): one
+The format is the project's task-list contract (`openenv_prime.client.tasks.tasklist`, which parses it): one
 JSON object per line, ``{"split": "train", "id": "seed-3", "tier": 1, "reset": {"seed": 3}}``; the spec is
 the line without ``reset``; a task's index is its position within its split. The list is read once, when
 the server starts, so a bad line stops the server with the file, line and field, not a later request.
@@ -12,7 +12,7 @@ import json
 import os
 from typing import Any, Callable, Iterable
 
-from openenv_prime.client.tasklist import TaskList, parse_task_list, read_task_list
+from openenv_prime.client.tasks.tasklist import TaskList, parse_task_list, read_task_list
 from openenv_prime.envs.taskapi.source import TaskProvider
 
 

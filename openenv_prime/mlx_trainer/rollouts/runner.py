@@ -1,8 +1,8 @@
 """G episodes per task, played by the client's episode engine, each model turn generated in one batch.
 
 The episodes themselves (reset with the task's arguments, the reply stepped as the action, invalid replies fed
-back and counted, the limits, the reward, the replay of a dropped socket) are :mod:`openenv_prime.client.episode`,
-under the same :class:`~openenv_prime.client.episode_rules.EpisodeRules` as the eval and the verifiers taskset.
+back and counted, the limits, the reward, the replay of a dropped socket) are :mod:`openenv_prime.client.engine.episode`,
+under the same :class:`~openenv_prime.client.engine.episode_rules.EpisodeRules` as the eval and the verifiers taskset.
 What the trainer adds is how replies are made and kept: every round of a wave is one MLX generation batch over its
 open episodes, and each episode's turns are one token sequence (:mod:`~openenv_prime.mlx_trainer.rollouts.chat_tokens`): the
 sampled tokens are kept as generated, never re-tokenized, and a mask marks them for the loss.
@@ -21,11 +21,11 @@ from typing import Any, Callable
 
 import mlx.nn as nn
 
-from openenv_prime.client.episode import Episode, play_in_waves
-from openenv_prime.client.episode_rules import EpisodeRules
-from openenv_prime.client.prompting import PromptSettings
-from openenv_prime.client.render import EpisodeProtocol
-from openenv_prime.client.session_pool import SessionPool
+from openenv_prime.client.engine.episode import Episode, play_in_waves, start_wave
+from openenv_prime.client.engine.episode_rules import EpisodeRules
+from openenv_prime.client.prompts.prompting import PromptSettings
+from openenv_prime.client.prompts.render import EpisodeProtocol
+from openenv_prime.client.wire.session_pool import SessionPool
 from openenv_prime.mlx_trainer.rollouts.chat_tokens import ChatTokens, TokenTranscript
 from openenv_prime.mlx_trainer.rollouts.generation import Completion, generate
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
@@ -155,7 +155,7 @@ class EpisodeRunner:
         (they overlap another step's training) in ``OpenedWave.seconds``."""
         t0 = time.perf_counter()
         episodes = self._episodes(tasks, group_size, step)
-        started = await self.pool.start(episodes, self.max_sessions)
+        started = await start_wave(self.pool, episodes, self.max_sessions)
         return OpenedWave(episodes, started, time.perf_counter() - t0)
 
     def _episodes(self, tasks: list[Task], group_size: int, step: int) -> list[Episode]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, TypeVar
 
-from openenv_prime.client.errors import OpenEnvError
+from openenv_prime.client.wire.errors import OpenEnvError
 from openenv_prime.mlx_trainer.config import TrainConfig
 from openenv_prime.mlx_trainer.errors import TrainingError
 from openenv_prime.mlx_trainer.report.metrics import rollout_summary, sampler_log_metrics

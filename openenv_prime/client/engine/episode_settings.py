@@ -5,7 +5,7 @@ taskset and the MLX trainer.
 ``config.rules()`` to the episode engine. The verifiers taskset splits them as its CLI always has: the limits are
 ``--env.taskset.*`` keys (:class:`EpisodeLimits`), the reward rule is ``--env.taskset.task.*`` keys
 (:class:`RewardSettings`), and :func:`episode_rules` joins the two. The defaults and why are in
-:mod:`openenv_prime.client.episode_rules`; bad values fail when the config is read, naming the key.
+:mod:`openenv_prime.client.engine.episode_rules`; bad values fail when the config is read, naming the key.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from openenv_prime.client.episode_rules import DEFAULT_RULES, EpisodeRules
-from openenv_prime.client.rewards import check_clip
+from openenv_prime.client.engine.episode_rules import DEFAULT_RULES, EpisodeRules
+from openenv_prime.client.engine.rewards import check_clip
 
 _RESERVED = ("split", "index", "episode_id")
 """Reset arguments every episode sets itself: its task's (split and index, or a task list line's) and its id."""

@@ -2,7 +2,7 @@
 
 The default rendering, for an observation no one has written a template for:
 
-- **What the model must not see is never shown**: fields that may hold the answer (:mod:`~openenv_prime.client.hidden`)
+- **What the model must not see is never shown**: fields that may hold the answer (:mod:`~openenv_prime.client.prompts.hidden`)
   are taken out first, at any depth; bookkeeping (``reward``, ``done``, ``metadata``, the task-spec echoes ``task``
   and ``task_spec``, ``*_metadata``) is left out.
 - **Text first**: the prompt-like text field (``prompt``, ``question``, ``text``, ``message``, ...) without its name,
@@ -18,7 +18,7 @@ The default rendering, for an observation no one has written a template for:
   too long on its own keeps its head and tail and says how much of the middle it left out. Nothing is cut silently.
 - An observation whose data sits only in ``metadata`` (MCP environments such as echo_env, ``openenv import``-ed
   ones) shows the metadata's text fields (all its fields when it has none), never ``{}``; MCP tool listings and tool
-  results are shown as text (see :mod:`~openenv_prime.client.mcp`).
+  results are shown as text (see :mod:`~openenv_prime.client.prompts.mcp`).
 
 A **template** replaces all of this for one environment: a field name shows that field; a string with ``{field}``
 placeholders fills them (metadata keys work too) with these format specs besides Python's own (``{humidity:.2f}``):
@@ -37,8 +37,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from openenv_prime.client import mcp
-from openenv_prime.client.hidden import HiddenNames, normalized, scrub
+from openenv_prime.client.prompts import mcp
+from openenv_prime.client.prompts.hidden import HiddenNames, normalized, scrub
 
 DEFAULT_BUDGET = 4000
 # Fields that describe the episode rather than the world (compared in normalized form; ``*metadata`` too).

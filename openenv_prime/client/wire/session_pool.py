@@ -5,22 +5,22 @@ for the whole run instead of paying a handshake per episode. How many the server
 openenv refuses a session over its limit (``CAPACITY_REACHED``) with the first answer on the socket, so every
 new socket is sent one ``state`` message; the refused ones are closed and no more are opened until the pool is
 closed (an environment that cannot run concurrent sessions admits one, and plays its episodes one by one).
+
+The pool handles sockets only; the episode engine starts a wave of episodes on them
+(:func:`~openenv_prime.client.engine.episode.start_wave`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
-from openenv_prime.client.errors import CapacityError, ServerError
-from openenv_prime.client.session import EpisodeSession
-
-if TYPE_CHECKING:
-    from openenv_prime.client.episode import Episode
+from openenv_prime.client.wire.errors import CapacityError, ServerError
+from openenv_prime.client.wire.session import EpisodeSession
 
 
 class SessionPool:
-    """Sessions to one server, opened on demand and reused; :meth:`start` resets a wave of episodes on them."""
+    """Sessions to one server, opened on demand and reused until :meth:`close`."""
 
     def __init__(self, base_url: str, *, timeout: float = 30.0):
         self.base_url = base_url
@@ -57,22 +57,10 @@ class SessionPool:
                 raise refused[0]
         return self._sessions[:n]
 
-    async def start(self, pending: Sequence["Episode"], limit: int) -> list["Episode"]:
-        """Reset the first of ``pending`` on the pool's sessions, at most ``limit``; returns the started ones.
-
-        On any failure every socket is closed: one that failed mid-exchange must not be reused."""
-        sessions = await self.open(min(limit, len(pending)))
-        wave = list(pending[:len(sessions)])
-        try:
-            await asyncio.gather(*(episode.start(session) for episode, session in zip(wave, sessions)))
-        except BaseException:
-            await self.close()
-            raise
-        return wave
-
-    def keep(self, wave: Sequence["Episode"]) -> None:
-        """After a wave: an episode replayed on a new socket leaves that socket in its slot."""
-        self._sessions[:len(wave)] = [episode.session for episode in wave]
+    def keep(self, sessions: Sequence[EpisodeSession]) -> None:
+        """After a wave played on the first ``len(sessions)`` of :meth:`open`'s sessions: ``sessions`` take their slots
+        (an episode replayed on a new socket leaves that socket in its slot)."""
+        self._sessions[:len(sessions)] = list(sessions)
 
     async def close(self) -> None:
         """Close every kept socket (before an eval opens its own, at the end of a run, after a failure)."""

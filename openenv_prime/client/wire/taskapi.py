@@ -16,8 +16,8 @@ from urllib.parse import quote
 
 import httpx
 
-from openenv_prime.client.backoff import backoff
-from openenv_prime.client.errors import (
+from openenv_prime.client.wire.backoff import backoff
+from openenv_prime.client.wire.errors import (
     InvalidRequestError,
     OpenEnvError,
     OpenEnvTimeoutError,
@@ -28,7 +28,7 @@ from openenv_prime.client.errors import (
     UnknownEnvironmentError,
     UnknownSplitError,
 )
-from openenv_prime.client.urls import http_base
+from openenv_prime.client.wire.urls import http_base
 
 # Pages in flight in the async client: two overlap our decoding with the server encoding the next page;
 # more only crowd a single-process server (measured: 8 in flight was slower than 1 or 2 in most rounds).
@@ -301,7 +301,7 @@ class TaskAPIClient:
     """Synchronous Task API client. ``env_name=None`` uses the single environment the server lists.
 
     Connect errors and timeouts are retried ``retries`` times (all Task API calls are idempotent);
-    HTTP errors are not retried and raise the typed errors of ``openenv_prime.client.errors``.
+    HTTP errors are not retried and raise the typed errors of ``openenv_prime.client.wire.errors``.
     """
 
     def __init__(self, base_url: str, *, env_name: str | None = None, timeout: float = 10.0, retries: int = 3):

@@ -3,7 +3,7 @@
 Which fields the model fills: the required ones, and the optional ones whose default is ``null`` (wildfire's
 ``x``/``y``: "Optional coordinates"). Optional fields with any other default (openspiel's ``game_name="catch"``,
 ``game_params={}``), and optional ones whose description calls them configuration ("server configuration, leave
-unset"; :func:`~openenv_prime.client.described.configures`), are the environment's settings, not moves: they are left
+unset"; :func:`~openenv_prime.client.prompts.described.configures`), are the environment's settings, not moves: they are left
 out of the reply format and the server fills in their defaults, unless ``action_fields`` names them. Constant fields
 (a ``Literal`` discriminator such as MCP's ``type``) are filled in. The example reply shows the required fields only
 (all the offered ones when none is required), so it never invites the model to fill an optional one.
@@ -12,7 +12,7 @@ Three reply shapes, chosen from the fields the model fills (or ``field``):
 - one free-text field (chain_sum's ``answer``): the reply goes in verbatim, never JSON-decoded, so ``"42"`` stays
   the string ``"42"``;
 - one field of any other type: an Enum or ``Literal`` (grid_world's ``action``) or a value the description names
-  (:mod:`~openenv_prime.client.described`: wildfire's ``water``, snake's ``turn left``) takes the bare value, matched
+  (:mod:`~openenv_prime.client.prompts.described`: wildfire's ``water``, snake's ``turn left``) takes the bare value, matched
   case-insensitively, also fenced or quoted; other types take a JSON value (``3``, ``[1, 2]``);
 - several fields: a JSON object (optionally in a code fence); when one field is required, a bare value fills it
   (``wait`` for wildfire).
@@ -31,9 +31,9 @@ from dataclasses import dataclass, field as dataclass_field
 from functools import cached_property
 from typing import Any, Iterable
 
-from openenv_prime.client import schema as js
-from openenv_prime.client.described import Described, configures, described, without_fields
-from openenv_prime.client.errors import InvalidRequestError
+from openenv_prime.client.prompts import schema as js
+from openenv_prime.client.prompts.described import Described, configures, described, without_fields
+from openenv_prime.client.wire.errors import InvalidRequestError
 
 _FENCE = re.compile(r"^\s*```[\w-]*\s*\n?(.*?)\s*```\s*$", re.DOTALL)
 _QUOTES = "\"'`"

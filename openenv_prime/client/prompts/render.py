@@ -1,7 +1,7 @@
 """Text in, text out: observations become the model's prompt text, replies become actions.
 
 A model sees text; an OpenEnv environment speaks JSON objects. The episode engine
-(:mod:`openenv_prime.client.episode`, which ``openenv-prime eval``, the verifiers taskset and the MLX trainer
+(:mod:`openenv_prime.client.engine.episode`, which ``openenv-prime eval``, the verifiers taskset and the MLX trainer
 drive) goes through :class:`EpisodeProtocol`, built once per environment from its action schema::
 
     protocol = EpisodeProtocol(action_schema, settings=config)   # any PromptSettings: EvalConfig, the taskset's, ...
@@ -10,10 +10,10 @@ drive) goes through :class:`EpisodeProtocol`, built once per environment from it
     action = protocol.action(reply, opening)                # InvalidRequestError (a ValueError) when it is none
     text = protocol.text(await session.step(action))        # the next user message
 
-How replies and observations are read is in :mod:`~openenv_prime.client.actions`,
-:mod:`~openenv_prime.client.observations` and :mod:`~openenv_prime.client.mcp`; what is never shown (a gold answer)
-in :mod:`~openenv_prime.client.hidden`; the settings (template, budget, hidden fields, action fields) in
-:mod:`~openenv_prime.client.prompting`. ``reply_to_action`` and ``observation_to_text`` are the same rules as plain
+How replies and observations are read is in :mod:`~openenv_prime.client.prompts.actions`,
+:mod:`~openenv_prime.client.prompts.observations` and :mod:`~openenv_prime.client.prompts.mcp`; what is never shown (a gold answer)
+in :mod:`~openenv_prime.client.prompts.hidden`; the settings (template, budget, hidden fields, action fields) in
+:mod:`~openenv_prime.client.prompts.prompting`. ``reply_to_action`` and ``observation_to_text`` are the same rules as plain
 functions, for one reply or one observation.
 """
 
@@ -22,12 +22,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from openenv_prime.client import mcp
-from openenv_prime.client.actions import ActionFormat
-from openenv_prime.client.hidden import HiddenNames
-from openenv_prime.client.observations import DEFAULT_BUDGET, render
-from openenv_prime.client.prompting import PromptSettings
-from openenv_prime.client.session import StepResult
+from openenv_prime.client.prompts import mcp
+from openenv_prime.client.prompts.actions import ActionFormat
+from openenv_prime.client.prompts.hidden import HiddenNames
+from openenv_prime.client.prompts.observations import DEFAULT_BUDGET, render
+from openenv_prime.client.prompts.prompting import PromptSettings
+from openenv_prime.client.wire.session import StepResult
 
 _formats: dict[tuple[int, str | None], tuple[Any, ActionFormat]] = {}
 
@@ -37,13 +37,13 @@ def observation_to_text(observation: dict, field: str | None = None, metadata: d
     """The text to show the model: ``observation[field]``, a ``{field}`` template filled in, or by default what the
     environment means the model to read (its text first, then its other fields within ``budget`` characters),
     falling back to ``metadata`` when that is all there is; never a hidden field (``hidden_fields``, default
-    :data:`~openenv_prime.client.hidden.DEFAULT_HIDDEN_FIELDS`)."""
+    :data:`~openenv_prime.client.prompts.hidden.DEFAULT_HIDDEN_FIELDS`)."""
     hidden = HiddenNames(hidden_fields) if hidden_fields is not None else None
     return render(observation, field, metadata, budget=budget, hidden=hidden).text
 
 
 def reply_to_action(reply: str, action_schema: dict | None = None, field: str | None = None) -> dict:
-    """The action for a model reply (see :mod:`openenv_prime.client.actions`); MCP schemas take a JSON tool call.
+    """The action for a model reply (see :mod:`openenv_prime.client.prompts.actions`); MCP schemas take a JSON tool call.
 
     Raises :class:`InvalidRequestError` naming what is wrong when the reply is no valid action."""
     if field is None and mcp.is_mcp_action(action_schema):
@@ -81,7 +81,7 @@ class Opening:
 class EpisodeProtocol:
     """How one environment's episodes turn into chat and back; shared by every episode of that environment.
 
-    ``settings`` (:class:`~openenv_prime.client.prompting.PromptSettings`, or a config that inherits it: eval's,
+    ``settings`` (:class:`~openenv_prime.client.prompts.prompting.PromptSettings`, or a config that inherits it: eval's,
     the taskset's, the trainer's ``environment`` section) says how observations are shown (template, budget, hidden
     fields) and which action fields the model fills. ``action_field``/``observation_field`` are a shortcut for
     settings with only those two set. MCP environments (a ``CallToolAction`` schema) are detected from the schema.

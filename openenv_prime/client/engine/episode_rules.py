@@ -9,7 +9,7 @@ The defaults, and why:
   model; the next one ends the episode. The eval used 2 and the taskset and trainer 3; the eval now scores as
   training does.
 - ``reward_mode`` "sum", ``reward_clip`` None: how the scored steps' rewards become the episode's reward
-  (:func:`openenv_prime.client.rewards.episode_reward`; a step without a reward is left out, and an episode the
+  (:func:`openenv_prime.client.engine.rewards.episode_reward`; a step without a reward is left out, and an episode the
   environment ended without scoring any step has no reward at all).
 - ``feedback``: the user message after an invalid reply, ``{problem}`` filled in with what was wrong.
 - ``replay`` True: when the server drops an episode's socket (a keepalive timeout while a long generation blocked
@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from openenv_prime.client.rewards import check_clip
+from openenv_prime.client.engine.rewards import check_clip
 
 REWARD_MODES = ("sum", "last", "max")
 _FLAG_DEPTH = 4  # textarena: state -> raw_state -> game_info -> player -> invalid_move

@@ -21,8 +21,8 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from websockets.proxy import get_proxy
 from websockets.uri import parse_uri
 
-from openenv_prime.client.backoff import backoff
-from openenv_prime.client.errors import (
+from openenv_prime.client.wire.backoff import backoff
+from openenv_prime.client.wire.errors import (
     CapacityError,
     ConnectionDroppedError,
     InvalidRequestError,
@@ -31,7 +31,7 @@ from openenv_prime.client.errors import (
     ServerError,
     ServerUnreachableError,
 )
-from openenv_prime.client.urls import ws_endpoint
+from openenv_prime.client.wire.urls import ws_endpoint
 
 _CONNECT_ATTEMPTS = 3
 _MAX_FRAME_BYTES = 2**24

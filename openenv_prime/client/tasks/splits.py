@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from openenv_prime.client.errors import RouteNotSupportedError, UnknownSplitError
+from openenv_prime.client.wire.errors import RouteNotSupportedError, UnknownSplitError
 
 if TYPE_CHECKING:
-    from openenv_prime.client.tasks import TaskSource
+    from openenv_prime.client.tasks.tasks import TaskSource
 
 TEST_SPLITS = ("test", "eval", "validation")
 """The names a held-out split goes by, in the order the test split is chosen from them."""

@@ -3,15 +3,15 @@
 Two sources behind one interface, so the eval, the verifiers taskset and the trainer cannot drift apart:
 
 - a server's Task API: specs from ``task_range`` (or its fallbacks), episodes reset with ``split``/``index``, or
-  with the spec itself on a server whose reset takes ``task_spec`` (see :mod:`openenv_prime.client.resetstyle`);
-- a task list (``--tasks FILE.jsonl``, see :mod:`openenv_prime.client.tasklist`) for a server without a
+  with the spec itself on a server whose reset takes ``task_spec`` (see :mod:`openenv_prime.client.tasks.resetstyle`);
+- a task list (``--tasks FILE.jsonl``, see :mod:`openenv_prime.client.tasks.tasklist`) for a server without a
   Task API: specs from the file, episodes reset with each line's ``reset`` arguments. The server's Task API
   is never asked for specs.
 
 Use::
 
     with open_task_source(base_url, tasks="tasks.jsonl") as source:   # tasks=None: the server's Task API
-        tasks = load_sampler_tasks(source, "train")   # families by openenv_prime.client.families' rule
+        tasks = load_sampler_tasks(source, "train")   # families by openenv_prime.client.tasks.families' rule
         kwargs = source.reset_kwargs(tasks[0].split, tasks[0].index)  # {"seed": 3} or {"split": ..., "index": ...}
         await session.reset(**kwargs, episode_id="...")
 """
@@ -23,11 +23,11 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
-from openenv_prime.client.errors import OpenEnvError, RouteNotSupportedError, ServerUnreachableError
-from openenv_prime.client.families import AUTO, NO_FAMILY, FamilyField, choose_family_field, family_key
-from openenv_prime.client.resetstyle import run_sync, takes_task_spec
-from openenv_prime.client.taskapi import TaskAPIClient
-from openenv_prime.client.tasklist import TaskList, read_task_list
+from openenv_prime.client.tasks.families import AUTO, NO_FAMILY, FamilyField, choose_family_field, family_key
+from openenv_prime.client.tasks.resetstyle import run_sync, takes_task_spec
+from openenv_prime.client.tasks.tasklist import TaskList, read_task_list
+from openenv_prime.client.wire.errors import OpenEnvError, RouteNotSupportedError, ServerUnreachableError
+from openenv_prime.client.wire.taskapi import TaskAPIClient
 from openenv_prime.samplers.task import Task
 
 __all__ = ["NO_FAMILY", "TaskAPISource", "TaskListSource", "TaskSource", "family_field_for", "load_sampler_tasks",
@@ -173,7 +173,7 @@ def _served_env_name(base_url: str, timeout: float) -> str | None:
 
 
 def family_field_for(source: TaskSource, split: str, family_field: str | None = AUTO) -> FamilyField:
-    """The field that names the families of ``split`` (see :mod:`openenv_prime.client.families`): ``family_field``
+    """The field that names the families of ``split`` (see :mod:`openenv_prime.client.tasks.families`): ``family_field``
     unless it is ``"auto"``, else what the server declares for the split, else ``family`` or ``tier`` when the specs
     have it, else none."""
     return choose_family_field(family_field, source.specs(split), source.split_entry(split))

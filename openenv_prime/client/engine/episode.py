@@ -1,10 +1,10 @@
 """The one episode engine: reset -> render -> act -> step -> feedback and limits -> reward, for every consumer.
 
 `openenv-prime eval`, the verifiers taskset and the MLX trainer play their episodes here, under one
-:class:`~openenv_prime.client.episode_rules.EpisodeRules`; each supplies only how it gets replies and what it
-records. A driver builds :class:`Episode` objects, resets them (:meth:`Episode.start`, or a wave at once with
-:meth:`SessionPool.start <openenv_prime.client.session_pool.SessionPool.start>`), and hands them to :func:`play`
-with its ``replies`` function::
+:class:`~openenv_prime.client.engine.episode_rules.EpisodeRules`; each supplies only how it gets replies and what it
+records. A driver builds :class:`Episode` objects, resets them (:meth:`Episode.start`, or a wave at once on a
+:class:`~openenv_prime.client.wire.session_pool.SessionPool`'s kept sockets with :func:`start_wave`), and hands them
+to :func:`play` with its ``replies`` function::
 
     async def replies(episodes):          # the open episodes of this round, in order
         return [await model(ep.chat) for ep in episodes]   # one reply text each (None: the driver ends it)
@@ -24,7 +24,7 @@ Each round asks ``replies`` once for every open episode, so a driver can generat
 - the episode ends when the environment says ``done``, after ``rules.max_steps`` steps, past the invalid limit,
   when the server refuses a reply as too large (WebSocket close code 1009), or when ``replies`` gives None.
 
-The reward is :func:`~openenv_prime.client.rewards.episode_reward` of the step rewards. A socket the server drops
+The reward is :func:`~openenv_prime.client.engine.rewards.episode_reward` of the step rewards. A socket the server drops
 mid-episode is replaced and the episode replayed on it when ``rules.replay`` is set (see the rules' doc).
 """
 
@@ -34,12 +34,12 @@ import asyncio
 import time
 from typing import Any, Awaitable, Callable, Literal, Sequence
 
-from openenv_prime.client.episode_rules import EpisodeRules
-from openenv_prime.client.errors import ConnectionDroppedError, InvalidRequestError, ServerError
-from openenv_prime.client.render import EpisodeProtocol, Opening
-from openenv_prime.client.rewards import episode_reward
-from openenv_prime.client.session import EpisodeSession, StepResult
-from openenv_prime.client.session_pool import SessionPool
+from openenv_prime.client.engine.episode_rules import EpisodeRules
+from openenv_prime.client.engine.rewards import episode_reward
+from openenv_prime.client.prompts.render import EpisodeProtocol, Opening
+from openenv_prime.client.wire.errors import ConnectionDroppedError, InvalidRequestError, ServerError
+from openenv_prime.client.wire.session import EpisodeSession, StepResult
+from openenv_prime.client.wire.session_pool import SessionPool
 
 MESSAGE_TOO_BIG = 1009
 """WebSocket close code: the server refused a message as too large."""
@@ -225,10 +225,29 @@ async def play(episodes: Sequence[Episode], replies: Replies) -> None:
         await asyncio.gather(*(episode.act(answer) for episode, answer in zip(active, answers)))
 
 
+async def start_wave(pool: SessionPool, pending: Sequence[Episode], limit: int) -> list[Episode]:
+    """Reset the first of ``pending`` on the pool's sessions, at most ``limit``; returns the started ones.
+
+    On any failure every socket is closed: one that failed mid-exchange must not be reused."""
+    sessions = await pool.open(min(limit, len(pending)))
+    wave = list(pending[:len(sessions)])
+    try:
+        await asyncio.gather(*(episode.start(session) for episode, session in zip(wave, sessions)))
+    except BaseException:
+        await pool.close()
+        raise
+    return wave
+
+
+def keep_wave(pool: SessionPool, wave: Sequence[Episode]) -> None:
+    """After a wave started by :func:`start_wave`: the pool keeps each episode's socket (a replayed one's new socket)."""
+    pool.keep([episode.session for episode in wave])
+
+
 async def play_in_waves(pool: SessionPool, episodes: Sequence[Episode], replies: Replies, *, limit: int,
                         started: Sequence[Episode] = ()) -> None:
     """Play ``episodes`` in order, in waves of at most ``limit`` on the pool's sessions (fewer when the server
-    admits fewer). ``started``: a first wave already reset by :meth:`SessionPool.start`, the first of ``episodes``.
+    admits fewer). ``started``: a first wave already reset by :func:`start_wave`, the first of ``episodes``.
 
     On any failure the pool's sockets are closed: one that failed mid-exchange must not be reused."""
     played = 0
@@ -237,11 +256,11 @@ async def play_in_waves(pool: SessionPool, episodes: Sequence[Episode], replies:
         while True:
             if wave:
                 await play(wave, replies)
-                pool.keep(wave)
+                keep_wave(pool, wave)
                 played += len(wave)
             if played >= len(episodes):
                 return
-            wave = await pool.start(episodes[played:], limit)
+            wave = await start_wave(pool, episodes[played:], limit)
     except BaseException:
         await pool.close()
         raise

@@ -32,10 +32,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from openenv_prime.client.errors import InvalidRequestError, OpenEnvError, ServerError
-from openenv_prime.client.resetstyle import run_sync
-from openenv_prime.client.session import EpisodeSession
-from openenv_prime.client.tasks import TaskSource
+from openenv_prime.client.tasks.resetstyle import run_sync
+from openenv_prime.client.tasks.tasks import TaskSource
+from openenv_prime.client.wire.errors import InvalidRequestError, OpenEnvError, ServerError
+from openenv_prime.client.wire.session import EpisodeSession
 
 _CHECK_EPISODE_ID = "openenv-prime-reset-check"
 _STATE_BOOKKEEPING = {"episode_id", "step_count"}

@@ -15,8 +15,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from openenv_prime.client.actions import decode, invalid
-from openenv_prime.client.schema import validation_errors
+from openenv_prime.client.prompts.actions import decode, invalid
+from openenv_prime.client.prompts.schema import validation_errors
 
 LIST_TOOLS_ACTION = {"type": "list_tools"}
 _TOOL_KEYS = ("tool", "tool_name", "name")

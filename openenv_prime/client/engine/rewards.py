@@ -1,5 +1,5 @@
 """An episode's reward from the environment's per-step rewards: one rule for the eval, the verifiers taskset and the
-trainer (the episode engine, :mod:`openenv_prime.client.episode`, applies it).
+trainer (the episode engine, :mod:`openenv_prime.client.engine.episode`, applies it).
 
 A step that returns no reward (``None``) is left out, never counted as 0.0: on a multi-step environment
 that pays only at the end, zeros for the intermediate steps would turn every group into "no signal".

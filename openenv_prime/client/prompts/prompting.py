@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from openenv_prime.client.hidden import DEFAULT_HIDDEN_FIELDS, HiddenNames
-from openenv_prime.client.observations import DEFAULT_BUDGET, check_template
+from openenv_prime.client.prompts.hidden import DEFAULT_HIDDEN_FIELDS, HiddenNames
+from openenv_prime.client.prompts.observations import DEFAULT_BUDGET, check_template
 
 
 class PromptSettings(BaseModel):

@@ -16,8 +16,8 @@ import concurrent.futures
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from openenv_prime.client.errors import InvalidRequestError, ServerError
-from openenv_prime.client.session import EpisodeSession
+from openenv_prime.client.wire.errors import InvalidRequestError, ServerError
+from openenv_prime.client.wire.session import EpisodeSession
 
 T = TypeVar("T")
 _PROBE_EPISODE_ID = "openenv-prime-reset-style"
