@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from openenv_prime.client.episode import Episode
-from openenv_prime.client.session import EpisodeSession
+from openenv_prime.client.engine.episode import Episode
+from openenv_prime.client.wire.session import EpisodeSession
 from openenv_prime.client.setup import EnvironmentSetup
 from openenv_prime.evaluation import run_eval
 
