@@ -69,11 +69,10 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, settings: dict[s
                 episode_id=f"eval-s{config.seed}-{task.split}-{task.index}", context=task)
         for task in plan.tasks
     ]
-    system = plan.protocol.instructions(config.system_prompt) if config.system_prompt is not None else None
 
     async def replies(active: list[Episode]) -> list[str]:
         # the reply format is added to the system prompt given, never to "none"
-        prompts = [([{"role": "system", "content": system}] if system is not None else []) + list(ep.chat) for ep in active]
+        prompts = [plan.protocol.prompt(config.system_prompt, ep.chat) for ep in active]
         answers = await policy.complete(prompts)
         if not isinstance(answers, list) or len(answers) != len(active):
             got = len(answers) if isinstance(answers, list) else type(answers).__name__

@@ -44,7 +44,6 @@ class TaskEnvironment:
             self.env_name = setup.env_name
         self.family_field = family.name
         self.rules = config.rules()
-        self.system_prompt = self.protocol.instructions(config.system_prompt or None)
         self.sockets = EventLoopThread()
         self.pool = SessionPool(config.base_url, timeout=config.timeout)
         self._ids = itertools.count()
@@ -61,8 +60,7 @@ class TaskEnvironment:
         environment's reply format), then the first observation. Reset on the kept sockets, in waves."""
         episodes = [self.episode(task) for task in tasks]
         self.sockets.run(self._reset_all(episodes))
-        system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
-        return [system + list(ep.chat) for ep in episodes]
+        return [self.protocol.prompt(self.config.system_prompt, ep.chat) for ep in episodes]
 
     def play_replies(self, tasks: Sequence[Task], replies: Sequence[str]) -> list[Episode]:
         """Each task's episode played with one reply (text mode); an episode still open after it is stopped."""

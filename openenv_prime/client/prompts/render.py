@@ -134,6 +134,13 @@ class EpisodeProtocol:
         parts = [part for part in (base, self.reply_format()) if part]
         return "\n\n".join(parts) or None
 
+    def prompt(self, base: str | None, chat: list[dict[str, str]]) -> list[dict[str, str]]:
+        """The messages a model is asked with: the system prompt (``base`` and the reply format; no system message
+        at all when ``base`` is None), then the episode's ``chat``. The one prompt builder: training (the MLX trainer,
+        the TRL integration) and every eval call it, so an eval asks a model what its training asked."""
+        system = self.instructions(base) if base is not None else None
+        return ([{"role": "system", "content": system}] if system else []) + list(chat)
+
     async def start(self, session: _Session, **reset_kwargs: Any) -> Opening:
         """Reset the episode; an MCP environment's tools are listed at once and shown after the reset's text."""
         result = await session.reset(**reset_kwargs)

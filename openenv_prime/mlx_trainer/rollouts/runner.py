@@ -79,12 +79,12 @@ class Renderer:
                 settings = PromptSettings(observation_template=observation_field, action_field=action_field)
             protocol = EpisodeProtocol(action_schema, settings=settings)
         self.protocol = protocol
-        self.system_prompt = self.protocol.instructions(system_prompt or None) or ""
+        self.base_prompt = system_prompt
 
     def opening_messages(self, text: str) -> list[dict]:
-        """An episode's opening messages: the system prompt (if any) and the first user message."""
-        msgs = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
-        return msgs + [{"role": "user", "content": text}]
+        """An episode's opening messages, by the client's one prompt builder (:meth:`EpisodeProtocol.prompt`): the
+        system prompt (our base and the reply format, if any) and the first user message."""
+        return self.protocol.prompt(self.base_prompt, [{"role": "user", "content": text}])
 
     def messages(self, observation: dict) -> list[dict]:
         """The opening messages for a reset's observation."""
