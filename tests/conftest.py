@@ -74,6 +74,20 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group(group))
 
 
+def pytest_configure(config):
+    """pytest 9.2 keeps node ids where pytest-xdist 3.8's `--dist loadgroup` cannot add the group to them, so it
+    would silently send every test anywhere and each worker would start every costly fixture (pytest-xdist#1386)."""
+    from importlib.metadata import version
+
+    if config.getoption("dist", "no") != "loadgroup" or hasattr(config, "workerinput"):
+        return
+    release = tuple(int(part) for part in version("pytest").split(".")[:2])
+    if release >= (9, 2) and version("pytest-xdist") in {"3.6.0", "3.6.1", "3.7.0", "3.8.0"}:
+        raise pytest.UsageError(f"pytest {version('pytest')} with pytest-xdist {version('pytest-xdist')} loses "
+                                "`--dist loadgroup`'s groups (pytest-xdist#1386): install the pytest that "
+                                "pyproject.toml's dev extra allows (scripts/setup does), or run with -n 0")
+
+
 def _uses_a_module_fixture(item) -> bool:
     info = getattr(item, "_fixtureinfo", None)
     defs = info.name2fixturedefs.values() if info is not None else ()
