@@ -145,6 +145,9 @@ def _register_eval(subparsers: argparse._SubParsersAction) -> None:
     episodes.add_argument("--invalid-flags-in-state", action="store_true",
                           help="also look for those keys in the environment's state() when it ends an episode "
                           "(textarena keeps its flag there; one more message per episode)")
+    episodes.add_argument("--no-invalid-errors", dest="invalid_errors", action="store_false",
+                          help="do not count a step whose observation reports an error (a non-empty error or exception "
+                          "string, a non-zero exit_code with a Python traceback in stderr) as an invalid action")
     episodes.add_argument("--success-threshold", type=float, default=1.0,
                           help="an episode whose total reward reaches this counts as solved (default: %(default)s)")
     episodes.add_argument("--no-reset-check", dest="check_reset", action="store_false",

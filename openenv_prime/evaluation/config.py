@@ -14,7 +14,7 @@ class EvalConfig(PromptSettings, EpisodeSettings, ResetArguments):
 
     What the model is shown (observation template, budget, hidden fields, action fields) is :class:`PromptSettings`,
     and how episodes are played and scored (max_steps, max_invalid_actions, reward_mode, reward_clip, invalid_flags,
-    invalid_flags_in_state) is :class:`EpisodeSettings`: the same keys as in the verifiers taskset and the MLX trainer."""
+    invalid_flags_in_state, invalid_errors) is :class:`EpisodeSettings`: the same keys as in the verifiers taskset and the MLX trainer."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     reset_choices = "choose the split with --split; per-task reset arguments go in a task list, --tasks"

@@ -14,6 +14,7 @@ CONFIG_FLAGS = {
     "reset_kwargs": "--reset-kwargs", "max_concurrency": "--max-concurrency",
     "max_steps": "--max-steps", "max_invalid_actions": "--max-invalid-actions", "reward_mode": "--reward-mode",
     "reward_clip": "--reward-clip", "invalid_flags": "--invalid-flags", "invalid_flags_in_state": "--invalid-flags-in-state",
+    "invalid_errors": "--no-invalid-errors",
     "success_threshold": "--success-threshold", "timeout": "--timeout", "check_reset": "--no-reset-check",
 }
 

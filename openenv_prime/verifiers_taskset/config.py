@@ -25,7 +25,7 @@ class OpenEnvTasksetConfig(vf.TasksetConfig, PromptSettings, EpisodeLimits, Rese
     stay the same when the server moves. What the model is shown (`observation_template`,
     `observation_budget`, `hidden_fields`, `action_field`, `action_fields`) is the client's
     `PromptSettings`, and when an episode stops (`max_steps`, `max_invalid_actions`, `invalid_flags`,
-    `invalid_flags_in_state`) its `EpisodeLimits`: the same keys as in eval and the MLX trainer."""
+    `invalid_flags_in_state`, `invalid_errors`) its `EpisodeLimits`: the same keys as in eval and the MLX trainer."""
 
     reset_choices = ("choose tasks with --env.taskset.splits or --select, and put per-task reset arguments in a task "
                      "list (--env.taskset.tasks)")

@@ -75,7 +75,7 @@ def default_instructions(action_schema: dict[str, Any] | None, settings: PromptS
     protocol = EpisodeProtocol(action_schema, settings=settings)
     if protocol.free_text:
         field = settings.action_field or protocol.text_field
-        return (
+        return protocol.instructions(
             f"You act in an environment. Reply with only your answer; it is sent as the action's "
             f"`{field}` field, so write no explanation around it."
         )

@@ -123,3 +123,19 @@ def test_replies_must_answer_every_open_episode(rules_server):
 
     with pytest.raises(ValueError, match="returned 0 replies for 1 episodes"):
         asyncio.run(go())
+
+
+@pytest.mark.parametrize(("observation", "metadata", "failed"), [
+    ({"stdout": "", "stderr": "Traceback (most recent call last):\n  ...\nNameError: x", "exit_code": 1}, {}, True),
+    ({"stderr": '  File "<code>", line 1\n    print(2 +\nSyntaxError: incomplete input', "exit_code": 1}, None, True),
+    ({"message": "ok"}, {"error": "unknown action CallToolAction"}, True),
+    ({"exception": "ZeroDivisionError: division by zero"}, {}, True),
+    ({"stdout": "5\n", "stderr": "", "exit_code": 0}, {}, False),
+    ({"stderr": "FAILED test_sum", "exit_code": 1}, {}, False),  # a failed test: a wrong answer, not an invalid action
+    ({"stderr": "Traceback (most recent call last):", "exit_code": 0}, {}, False),  # a warning printed, exit 0
+    ({"error": "", "exception": None}, {"error": {"message": "tool failed"}}, False),  # empty, or an object (MCP)
+    ({"state": {"error": "deep in a game's state"}}, {}, False),  # the top level only
+])
+def test_an_observation_that_reports_a_failure_marks_the_step_invalid(observation, metadata, failed):
+    assert EpisodeRules().reports_error(observation, metadata) is failed
+    assert EpisodeRules(invalid_errors=False).reports_error(observation, metadata) is False

@@ -203,10 +203,44 @@ def test_bounds_and_defaults_are_stated_and_checked():
     assert one.reply_format() == "Reply with only a JSON value (integer, 1 <= value <= 9) for the action's `n` field."
 
 
-def test_a_free_text_action_adds_nothing_and_keeps_the_reply_verbatim():
+class CodeAction(_Action):
+    """Represents a single code execution request."""
+
+    code: str = Field(description="Python code to execute")
+
+
+def test_a_free_text_action_is_described_and_the_reply_kept_verbatim():
     guess = protocol(GuessAction)
-    assert guess.free_text and guess.reply_format() == ""
+    assert guess.free_text and guess.reply_format() == (
+        "The environment describes its action:\nThe player's message to the game.\n\n"
+        "Your reply is sent, as written, as the action's `message` field."
+    )
     assert guess.action(' {"message": "x"} ') == {"message": ' {"message": "x"} '}  # never decoded
+    code = protocol(CodeAction)
+    assert code.free_text and code.instructions("Solve the task.") == (
+        "Solve the task.\n\nThe environment describes its action:\nRepresents a single code execution request.\n\n"
+        "Your reply is sent, as written, as the action's `code` field: Python code to execute."
+    )
+    assert code.action("print(1)") == {"code": "print(1)"}
+
+
+@pytest.mark.parametrize("description", [
+    None, "The model's reply to the question", "The reply to the question.", "The answer",
+    "The model's reply; its final number is taken as the answer",
+])
+def test_a_free_text_field_that_is_only_the_reply_adds_nothing(description):
+    said = {"description": description} if description else {}
+    protocol_ = EpisodeProtocol({"properties": {"answer": {"type": "string", **said}}, "required": ["answer"]})
+    assert protocol_.free_text and protocol_.instructions("Solve.") == "Solve."
+
+
+def test_the_reasoning_gym_and_chain_sum_prompts_stay_as_trained():
+    from openenv_prime.envs.reasoning_gym_tiers.environment import ChainSumAction, ReasoningGymAction
+
+    for action in (ReasoningGymAction, ChainSumAction):
+        assert EpisodeProtocol(action.model_json_schema()).instructions("Reply with only the final number.") == (
+            "Reply with only the final number."
+        )
 
 
 # ---- observations ----------------------------------------------------------------------------------------------

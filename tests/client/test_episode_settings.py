@@ -13,7 +13,8 @@ from openenv_prime.client.engine.episode_settings import EpisodeLimits, EpisodeS
 from openenv_prime.evaluation import EvalConfig
 from openenv_prime.mlx_trainer.config import EnvironmentConfig
 
-RULE_KEYS = ("max_steps", "max_invalid_actions", "reward_mode", "reward_clip", "invalid_flags", "invalid_flags_in_state")
+RULE_KEYS = ("max_steps", "max_invalid_actions", "reward_mode", "reward_clip", "invalid_flags", "invalid_flags_in_state",
+             "invalid_errors")
 
 
 def declared_in(cls: type, name: str) -> list[str]:
@@ -32,14 +33,16 @@ def test_every_rule_key_is_declared_once_and_the_defaults_are_the_rules(config):
 @given(
     max_steps=st.integers(1, 64), max_invalid_actions=st.integers(0, 8), reward_mode=st.sampled_from(REWARD_MODES),
     clip=st.none() | st.tuples(st.floats(-5, 5), st.floats(0, 5)).map(lambda c: (c[0], c[0] + c[1])),
-    flags=st.lists(st.text("abc_", min_size=1), max_size=3), in_state=st.booleans(),
+    flags=st.lists(st.text("abc_", min_size=1), max_size=3), in_state=st.booleans(), errors=st.booleans(),
 )
-def test_rules_carry_every_key(max_steps, max_invalid_actions, reward_mode, clip, flags, in_state):
+def test_rules_carry_every_key(max_steps, max_invalid_actions, reward_mode, clip, flags, in_state, errors):
     settings = EvalConfig(max_steps=max_steps, max_invalid_actions=max_invalid_actions, reward_mode=reward_mode,
-                          reward_clip=clip, invalid_flags=flags, invalid_flags_in_state=in_state)
+                          reward_clip=clip, invalid_flags=flags, invalid_flags_in_state=in_state,
+                          invalid_errors=errors)
     rules = settings.rules()
     assert (rules.max_steps, rules.max_invalid_actions, rules.reward_mode, rules.reward_clip, rules.invalid_flags,
-            rules.invalid_flags_in_state) == (max_steps, max_invalid_actions, reward_mode, clip, tuple(flags), in_state)
+            rules.invalid_flags_in_state, rules.invalid_errors) == (
+        max_steps, max_invalid_actions, reward_mode, clip, tuple(flags), in_state, errors)
 
 
 @pytest.mark.parametrize(("fields", "named"), [

@@ -78,7 +78,10 @@ def test_what_each_lookalike_shows_at_turn_one(play_servers):
     assert user.splitlines()[0] == "Legal actions: [0, 1, 2]" and len(user.splitlines()) == 11
 
     system, user = seen["guess"]
-    assert system == "Solve the task. Reply with only the final answer, nothing else."  # free text: nothing to add
+    assert system == (  # free text: what the action's docstring says, and that the reply is sent as written
+        "Solve the task. Reply with only the final answer, nothing else.\n\nThe environment describes its action:\n"
+        "The player's message to the game.\n\nYour reply is sent, as written, as the action's `message` field."
+    )
     assert user.count("Guess The Number") == 1  # the prompt, not again from the raw messages
     assert "PROMPT" not in user and "raw_messages" not in user and "env_id" not in user
 

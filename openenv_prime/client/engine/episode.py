@@ -20,7 +20,8 @@ Each round asks ``replies`` once for every open episode, so a driver can generat
 - an empty reply, one that is no action for the schema, or one the server rejects is an invalid action: fed back
   (``rules.feedback``) and counted; the one after ``rules.max_invalid_actions`` ends the episode;
 - an accepted step records its reward (None when the environment gave none) and shows the next observation;
-  a step the environment flags as invalid (``rules.invalid_flags``) counts as an invalid action too;
+  a step the environment flags as invalid (``rules.invalid_flags``), or whose observation reports that the action
+  failed (``rules.invalid_errors``: an error string, a traceback), counts as an invalid action too;
 - the episode ends when the environment says ``done``, after ``rules.max_steps`` steps, past the invalid limit,
   when the server refuses a reply as too large (WebSocket close code 1009), or when ``replies`` gives None.
 
@@ -153,7 +154,8 @@ class Episode:
         self.steps += 1
         self.step_rewards.append(result.reward)
         self.done = result.done
-        flagged = self.rules.flags_invalid(result.observation, result.metadata)
+        flagged = (self.rules.flags_invalid(result.observation, result.metadata)
+                   or self.rules.reports_error(result.observation, result.metadata))
         if not flagged and result.done and self.rules.invalid_flags_in_state:
             flagged = self.rules.flags_invalid(await self._state())
         if flagged:

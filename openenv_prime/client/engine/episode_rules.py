@@ -21,10 +21,16 @@ The defaults, and why:
   and an episode the environment ends that way stops as ``invalid_action``, scored 0.0 when it earned nothing,
   never left out as unscored. ``invalid_flags_in_state`` also asks the environment's ``state()`` when it ends an
   episode (textarena keeps its flag there, in ``raw_state.game_info``): one more message per episode.
+- ``invalid_errors`` True: a step whose observation reports that the action failed counts as an invalid action too
+  (coding_env runs every reply and reports a ``SyntaxError`` only in its ``stderr``). Conservative, on the top level
+  of the observation and of its metadata only: a non-empty ``error`` or ``exception`` string, or a non-zero
+  ``exit_code`` with a Python traceback or a ``SyntaxError`` in ``stderr``. A failure an environment reports any other
+  way (a message in prose, a reward of 0, an error object) cannot be told from a move that was merely bad.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -32,6 +38,9 @@ from openenv_prime.client.engine.rewards import check_clip
 
 REWARD_MODES = ("sum", "last", "max")
 _FLAG_DEPTH = 4  # textarena: state -> raw_state -> game_info -> player -> invalid_move
+ERROR_FIELDS = ("error", "exception")
+"""Observation or metadata fields that, a non-empty string, report that the step's action failed."""
+_PYTHON_FAILURE = re.compile(r"Traceback \(most recent call last\)|\b(?:SyntaxError|IndentationError|TabError)\b")
 
 
 @dataclass(frozen=True)
@@ -46,6 +55,7 @@ class EpisodeRules:
     replay: bool = True
     invalid_flags: tuple[str, ...] = ("invalid_action", "invalid_move")
     invalid_flags_in_state: bool = False
+    invalid_errors: bool = True
 
     def __post_init__(self) -> None:
         for name, low in (("max_steps", 1), ("max_invalid_actions", 0)):
@@ -71,9 +81,23 @@ class EpisodeRules:
         """Whether any of ``documents`` (an observation, its metadata, a state) holds an invalid-action flag set to true."""
         return bool(self.invalid_flags) and any(_flagged(doc, self.invalid_flags, _FLAG_DEPTH) for doc in documents)
 
+    def reports_error(self, observation: Any, metadata: Any = None) -> bool:
+        """Whether a step's observation (or its metadata) reports that the action failed (see ``invalid_errors``)."""
+        return self.invalid_errors and any(_failed(doc) for doc in (observation, metadata))
+
 
 DEFAULT_RULES = EpisodeRules()
 """The defaults every consumer's config starts from."""
+
+
+def _failed(document: Any) -> bool:
+    if not isinstance(document, Mapping):
+        return False
+    if any(isinstance(document.get(name), str) and document[name].strip() for name in ERROR_FIELDS):
+        return True
+    exit_code, stderr = document.get("exit_code"), document.get("stderr")
+    return (isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0
+            and isinstance(stderr, str) and _PYTHON_FAILURE.search(stderr) is not None)
 
 
 def _flagged(value: Any, flags: tuple[str, ...], depth: int) -> bool:

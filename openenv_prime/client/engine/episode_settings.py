@@ -1,7 +1,7 @@
 """The episode rules as config keys: declared once, with the same names, defaults and checks in eval, the verifiers
 taskset and the MLX trainer.
 
-``EvalConfig`` and the MLX trainer's ``environment`` section inherit :class:`EpisodeSettings` (all six keys) and hand
+``EvalConfig`` and the MLX trainer's ``environment`` section inherit :class:`EpisodeSettings` (all seven keys) and hand
 ``config.rules()`` to the episode engine. The verifiers taskset splits them as its CLI always has: the limits are
 ``--env.taskset.*`` keys (:class:`EpisodeLimits`), the reward rule is ``--env.taskset.task.*`` keys
 (:class:`RewardSettings`), and :func:`episode_rules` joins the two. The defaults and why are in
@@ -38,6 +38,10 @@ class EpisodeLimits(BaseModel):
         DEFAULT_RULES.invalid_flags_in_state,
         description="Also look for the invalid flags in the environment's state() when it ends an episode (textarena "
         "keeps its flag there; one more message per episode).")
+    invalid_errors: bool = Field(
+        DEFAULT_RULES.invalid_errors,
+        description="Count a step whose observation reports that the action failed as an invalid action: a non-empty "
+        "'error' or 'exception' string, or a non-zero 'exit_code' with a Python traceback or SyntaxError in 'stderr'.")
 
 
 class RewardSettings(BaseModel):
@@ -56,14 +60,14 @@ class RewardSettings(BaseModel):
 
 
 class EpisodeSettings(EpisodeLimits, RewardSettings):
-    """All six episode-rule keys; :meth:`rules` is what the episode engine plays by."""
+    """All seven episode-rule keys; :meth:`rules` is what the episode engine plays by."""
 
     def rules(self) -> EpisodeRules:
         """The episode rules these settings give."""
         return episode_rules(self, self)
 
     def episode_fields(self) -> dict:
-        """The six settings as keyword arguments for another config that carries them (a trainer's eval)."""
+        """The seven settings as keyword arguments for another config that carries them (a trainer's eval)."""
         return {name: getattr(self, name) for name in EpisodeSettings.model_fields}
 
 
@@ -72,7 +76,7 @@ def episode_rules(limits: EpisodeLimits, scoring: RewardSettings) -> EpisodeRule
     return EpisodeRules(
         max_steps=limits.max_steps, max_invalid_actions=limits.max_invalid_actions, reward_mode=scoring.reward_mode,
         reward_clip=scoring.reward_clip, invalid_flags=tuple(limits.invalid_flags),
-        invalid_flags_in_state=limits.invalid_flags_in_state,
+        invalid_flags_in_state=limits.invalid_flags_in_state, invalid_errors=limits.invalid_errors,
     )
 
 

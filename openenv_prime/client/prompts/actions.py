@@ -32,7 +32,7 @@ from functools import cached_property
 from typing import Any, Iterable
 
 from openenv_prime.client.prompts import schema as js
-from openenv_prime.client.prompts.described import Described, configures, described, without_fields
+from openenv_prime.client.prompts.described import Described, configures, described, says_only_reply, without_fields
 from openenv_prime.client.wire.errors import InvalidRequestError
 
 _FENCE = re.compile(r"^\s*```[\w-]*\s*\n?(.*?)\s*```\s*$", re.DOTALL)
@@ -279,13 +279,14 @@ class ActionFormat:
         return self.field is not None and self._kinds[self.field][0] == "text"
 
     def instructions(self) -> str:
-        """What the model must reply, generated from the schema ("" for a single free-text field: any text)."""
-        if self.free_text:
-            return ""
+        """What the model must reply, generated from the schema. A single free-text field takes any text: only what
+        the descriptions say of it is shown ("" when they say nothing beyond "the model's reply")."""
         root = self.schema or {}
         about = root.get("description") if isinstance(root.get("description"), str) else ""
         about = without_fields(about, set(self.settings)).strip()
         lines = [f"The environment describes its action:\n{about}", ""] if about else []
+        if self.free_text:
+            return self._free_text(lines)
         if self.field is not None:
             return "\n".join(lines + self._single_field())
         lines.append("Reply with only a JSON object for the action, with these fields:")
@@ -297,6 +298,18 @@ class ActionFormat:
             name = self.required[0]
             lines.append(f"A bare value fills \"{name}\" alone, e.g. {self._placeholder(name, self.fields[name])}.")
         return "\n".join(lines)
+
+    def _free_text(self, lines: list[str]) -> str:
+        """The class description and the field's own, when either says something (coding_env: "Represents a single
+        code execution request."); nothing for chain_sum's "The model's reply to the question"."""
+        name = self.field
+        description = " ".join(str(js.resolve(self.fields[name], self.schema or {}).get("description") or "").split())
+        if says_only_reply(description, name):
+            description = ""
+        if not lines and not description:
+            return ""
+        said = f": {description}" + ("" if description.endswith((".", "!", "?")) else ".") if description else "."
+        return "\n".join(lines + [f"Your reply is sent, as written, as the action's `{name}` field{said}"])
 
     def _single_field(self) -> list[str]:
         name, root = self.field, self.schema or {}

@@ -38,6 +38,12 @@ _CONFIGURATION = re.compile(
     r"|(?:do not|don't|never) (?:set|fill)|for internal use|internal use only)\b", re.IGNORECASE)
 
 
+# Words of a description that says only that a field holds the model's reply ("The model's reply to the question").
+_REPLY_WORDS = frozenset(
+    "a an the this is it its to for of your model agent assistant policy player llm reply replies answer answers "
+    "response output text message completion question task prompt problem action".split())
+
+
 @dataclass(frozen=True)
 class Described:
     """What the descriptions say about one field's values."""
@@ -191,3 +197,13 @@ def _words(text: str) -> str:
     """``text`` for comparing: no fence, quotes or end punctuation, lower case, single spaces."""
     text = text.strip().strip("`").strip().strip("\"'").strip()
     return " ".join(re.sub(r"[.!?,;:]+$", "", text).split()).casefold()
+
+
+def says_only_reply(description: str, name: str) -> bool:
+    """Whether a free-text field's description opens by saying only that the field is the model's reply ("The model's
+    reply to the question", "The answer", "The model's reply; its final number is taken as the answer"): it speaks
+    to whoever wires a model in, about the reply the base prompt already asks for, and shown to the model it would
+    tell it nothing of what the action is (the reasoning-gym and chain_sum prompts stay as they were trained on)."""
+    opening = re.split(r"[;:.!?]|\s[-\u2013\u2014]\s", description, maxsplit=1)[0]
+    words = [word.removesuffix("'s") for word in re.findall(r"[a-z']+", opening.casefold())]
+    return all(word in _REPLY_WORDS or word == name.casefold() for word in words)
