@@ -88,11 +88,14 @@ def report(summary: dict) -> str:
     first, last = summary["evals"][0], summary["evals"][-1]
     moved = ", ".join(f"{f} {first['accuracy'][f]:.2f}->{last['accuracy'][f]:.2f}" for f in first["accuracy"])
     rewards = summary["sampled_reward"]
+    quarter = max(1, len(rewards) // 4)
+    first_q, last_q = (sum(rewards[:quarter]) / quarter, sum(rewards[-quarter:]) / quarter) if rewards else (0, 0)
     return "\n".join([
-        f"  sampled reward:      {rewards[0]:.2f} -> {rewards[-1]:.2f}" if rewards else "  sampled reward: none logged",
+        f"  sampled reward, first -> last quarter of the steps: {first_q:.2f} -> {last_q:.2f}" if rewards
+        else "  sampled reward: none logged",
         f"  greedy eval (step {first['step']} -> {last['step']}): {moved}, all {first['overall']:.2f}->{last['overall']:.2f}",
         f"  {summary['seconds_per_step']:.1f} s per training step, peak RSS {summary['peak_rss_mb']:.0f} MB, "
-        f"openenv-prime's share of a step {100 * summary['overhead_share']:.3f}%",
+        f"openenv-prime's share of a step {100 * summary['overhead_share']:.2g}%",
     ])
 
 
