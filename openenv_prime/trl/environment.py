@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import sys
-from typing import Any, Sequence
+from typing import Sequence
 
 from openenv_prime.client.engine.episode import Episode, keep_wave, play_in_waves, start_wave
 from openenv_prime.client.prompts.render import EpisodeProtocol
