@@ -28,9 +28,6 @@ class OpenEnvCallback(TrainerCallback):
         self.harness = harness
         self.max_new_tokens = max_new_tokens
 
-    def on_init_end(self, args, state, control, **kwargs):
-        self.openenv.check(args)
-
     def on_train_begin(self, args, state, control, model=None, processing_class=None, **kwargs):
         self.openenv.check(args)
         saved = (state.stateful_callbacks or {}).get(STATE_KEY)

@@ -12,7 +12,7 @@ import itertools
 import sys
 from typing import Sequence
 
-from openenv_prime.client.engine.episode import Episode, keep_wave, play_in_waves, start_wave
+from openenv_prime.client.engine.episode import Episode, play_in_waves
 from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.client.setup import EnvironmentSetup
 from openenv_prime.client.wire.session_pool import SessionPool
@@ -59,7 +59,7 @@ class TaskEnvironment:
         """The chat each task opens with, as every consumer shows it: the system prompt (our base and the
         environment's reply format), then the first observation. Reset on the kept sockets, in waves."""
         episodes = [self.episode(task) for task in tasks]
-        self.sockets.run(self._reset_all(episodes))
+        self.sockets.run(play_in_waves(self.pool, episodes, _stop_all, limit=self.config.max_sessions))
         return [self.protocol.prompt(self.config.system_prompt, ep.chat) for ep in episodes]
 
     def play_replies(self, tasks: Sequence[Task], replies: Sequence[str]) -> list[Episode]:
@@ -73,18 +73,12 @@ class TaskEnvironment:
         self.sockets.run(play_in_waves(self.pool, episodes, answer, limit=self.config.max_sessions))
         return episodes
 
-    async def _reset_all(self, episodes: list[Episode]) -> None:
-        done = 0
-        try:
-            while done < len(episodes):
-                wave = await start_wave(self.pool, episodes[done:], self.config.max_sessions)
-                keep_wave(self.pool, wave)
-                done += len(wave)
-        except BaseException:
-            await self.pool.close()
-            raise
-
     def close(self) -> None:
         if not self.sockets.loop.is_closed():
             self.sockets.run(self.pool.close())
             self.sockets.close()
+
+
+async def _stop_all(active: list[Episode]) -> list[None]:
+    """No reply: each episode stops after its reset, having shown its first observation."""
+    return [None] * len(active)

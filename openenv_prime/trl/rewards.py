@@ -13,6 +13,7 @@ whose model answered without calling the tool has that answer played as its repl
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Callable, Sequence
 
 from openenv_prime.client.engine.episode import Episode
@@ -56,7 +57,7 @@ class OpenEnvReward:
             episodes = self._tool_episodes(environments, completions)
         else:
             with self.timers.time("rewards"):
-                tasks = [self.rows.task({"task_index": i}) for i in kwargs["task_index"]]
+                tasks = [self.rows.task(i) for i in kwargs["task_index"]]
             with self.timers.time("env_play"):
                 episodes = self.env.play_replies(tasks, [completion_text(c) for c in completions])
         if self.score is not None:
@@ -73,7 +74,7 @@ class OpenEnvReward:
                 group_costs = [c for c, r in zip(costs[group], rewards[group]) if r is not None] if costs else None
             if scored:
                 with self.timers.time("sampler"):
-                    self.rows.sampler.update(self.rows.task(row), scored, group_costs)
+                    self.rows.sampler.update(self.rows.task(row["task_index"]), scored, group_costs)
             self.groups += 1
         return rewards
 
@@ -103,15 +104,11 @@ class OpenEnvReward:
 
 
 async def _reply_all(pairs: list[tuple[Episode, str]]) -> None:
-    import asyncio
-
     await asyncio.gather(*(episode.act(reply) for episode, reply in pairs))
 
 
 async def _finish_all(episodes: list[Episode]) -> None:
     """Stop the episodes still open (the model stopped calling tools) and close their sockets."""
-    import asyncio
-
     for episode in episodes:
         if not episode.finished:
             await episode.act(None)

@@ -69,8 +69,9 @@ class SamplerRows:
                 rows = [self._row(task, prompt) for task, prompt in zip(tasks, prompts)]
             yield from rows
 
-    def task(self, row: dict[str, Any]) -> Task:
-        return self._by_index[row["task_index"]]
+    def task(self, index: int) -> Task:
+        """The train task a row's ``task_index`` names."""
+        return self._by_index[index]
 
     def take(self, draw: int) -> dict[str, Any]:
         """The pending row ``draw``, no longer pending: its group was scored. A row scored twice is an error."""

@@ -40,7 +40,7 @@ class OpenEnvToolEnvironment:
         env = self._env
         if self.episode is not None and self.episode.session is not None:
             env.sockets.run(self.episode.session.close())
-        self.episode = env.episode(self._rows.task(row))
+        self.episode = env.episode(self._rows.task(row["task_index"]))
         env.sockets.run(self.episode.start(env.pool.new_session()))
         return self.episode.chat[-1]["content"]
 

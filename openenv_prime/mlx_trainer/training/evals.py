@@ -38,9 +38,11 @@ def eval_config(config: TrainConfig, parts: TrainerParts) -> EvalConfig:
 async def evaluate_if_due(config: TrainConfig, parts: TrainerParts, state: TrainerState, run_dir: Path) -> None:
     """Evaluate the model at ``state.step`` if the schedule says so and no eval was logged for that step; the record
     goes to ``state.evals`` and the run's log, with the sampler's episodes and cost and the trainer's tokens."""
-    harness = EvalHarness(eval_config(config, parts), eval_schedule(config), log=run_dir / LOG, done=state.evals,
-                          settings=EVAL_SETTINGS)
-    if not harness.due(state.step):
+    schedule = eval_schedule(config)
+    if not schedule.due(state.step):  # most steps: no eval config built, nothing validated
+        return
+    harness = EvalHarness(eval_config(config, parts), schedule, log=run_dir / LOG, done=state.evals, settings=EVAL_SETTINGS)
+    if not harness.due(state.step):  # evaluated before a resume
         return
     from openenv_prime.mlx_trainer.rollouts.policy import TrainerPolicy
 
