@@ -33,7 +33,10 @@ from pathlib import Path
 
 from benchmarks.mlx_trainer.common import SYSTEM_PROMPT, finished, model_path, records
 
-PACKAGE_SAMPLERS = ("curriculum", "uniform")
+# The package's samplers by the name a run directory takes: (sampler name, kwargs). "curriculum" is whatever the
+# package's default is when the comparison runs; "frontier" pins the default of 2026-12-04 (signal="frontier").
+PACKAGE_SAMPLERS = {"curriculum": ("curriculum", {}), "frontier": ("curriculum", {"signal": "frontier"}),
+                    "uniform": ("uniform", {})}
 PEER = "greso"  # the strongest 2025 peer (docs/mlx.md says why); --samplers takes another of peer_sampler.PEERS
 REACH = 0.1  # a family is "in reach" when some eval of some run answers at least this share of it
 
@@ -61,7 +64,7 @@ def run_config(args, sampler: str, seed: int, model: str) -> dict:
     tokens = settings["grpo"]["max_new_tokens"]
     return {
         **settings, "seed": seed, "steps": args.steps, "plot": False,
-        "sampler": {"name": sampler if sampler in PACKAGE_SAMPLERS else "uniform", "kwargs": {}},  # a peer wraps this pool
+        "sampler": dict(zip(("name", "kwargs"), PACKAGE_SAMPLERS.get(sampler, ("uniform", {})))),  # a peer wraps this pool
         "environment": {"train_split": "train", "test_split": "heldout", "family_field": "family", "max_sessions": 64,
                         "embedded": "reasoning-gym", "datasets": args.datasets, "tiers": args.tiers},
         "eval": {"every": args.eval_every, "tasks_per_family": args.heldout_size, "max_new_tokens": tokens},

@@ -28,7 +28,8 @@ def _peer(cls: type[peers.Peer], **options: Any) -> Callable[..., peers.Peer]:
 
 SAMPLERS: dict[str, Callable[..., peers.Peer]] = {
     DEFAULT: peers.curriculum(),
-    "curriculum headroom (before)": peers.curriculum(signal="headroom"),
+    "curriculum frontier (before)": peers.curriculum(signal="frontier"),
+    "curriculum headroom": peers.curriculum(signal="headroom"),
     "curriculum binary (RFC)": peers.curriculum(signal="binary"),
     "curriculum variance": peers.curriculum(signal="variance"),
     "uniform": _peer(peers.Uniform),
@@ -47,7 +48,7 @@ SAMPLERS: dict[str, Callable[..., peers.Peer]] = {
     "oracle (reference)": _peer(peers.Oracle),
 }
 REFERENCES = ("oracle (reference)",)  # shown, not competed against
-OURS = (DEFAULT, "curriculum headroom (before)", "curriculum binary (RFC)", "curriculum variance")  # the package's own rules
+OURS = (DEFAULT, "curriculum frontier (before)", "curriculum headroom", "curriculum binary (RFC)", "curriculum variance")  # the package's own rules
 
 
 def mastery_better(a: Run, b: Run) -> bool:

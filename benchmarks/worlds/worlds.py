@@ -56,8 +56,8 @@ class World:
         self.build(rng)
         self.learnable = [kind == LEARN for kind in self.kinds]
         self.learnable_index = [i for i, ok in enumerate(self.learnable) if ok]
-        per, spread = self.tasks_per_family, self.task_spread
-        self.offsets = [[rng.uniform(-spread, spread) if spread else 0.0 for _ in range(per)] for _ in self.kinds]
+        per = self.tasks_per_family
+        self.offsets = [[self.task_offset_draw(rng) for _ in range(per)] for _ in self.kinds]
         family_of = tuple(f for f in range(len(self.kinds)) for _ in range(per))
         members = tuple(tuple(range(f * per, (f + 1) * per)) for f in range(len(self.kinds)))
         self.layout = Layout(family_of, members)
@@ -72,6 +72,11 @@ class World:
     def add(self, kind: str, logits: list[float]) -> None:
         self.kinds += [kind] * len(logits)
         self.logits += logits
+
+    def task_offset_draw(self, rng: random.Random) -> float:
+        """One task's offset d_t: uniform(-task_spread, task_spread) logits unless a world says otherwise."""
+        spread = self.task_spread
+        return rng.uniform(-spread, spread) if spread else 0.0
 
     # -- what the policy can do now -------------------------------------------------------------
     def task_p(self, task: int, logits: list[float] | None = None) -> float:
@@ -241,6 +246,31 @@ class CoinFlips(World):
         self.add(COIN, [0.0] * 4)
 
 
+class Calibrated(World):
+    """The real runs' world, from `benchmarks/worlds/calibration.py` on SmolLM2 runs (docs/samplers.md): three
+    reasoning-gym datasets in three tiers, of which only tier 0 is in reach; a family's tasks differ widely (offsets
+    ~ N(0, 3) logits: intra-family correlation of outcomes about 0.5, as measured), so a family's groups are more
+    often all-wrong or all-right than its mean p predicts; the run is short (32 steps of 4 groups), and learning the
+    reply format lifts every learnable family (shared transfer)."""
+
+    name = "calibrated"
+    batch = 4
+    budget = 32 * 4 * 8
+    tasks_per_family = 40
+    task_sd = 3.0  # logits; fitted to the measured rho (calibration.py)
+    start = (-2.0, -4.0, -3.0)  # tier-0 logits: products, chain_sum, basic_arithmetic at step 0 (sampled success)
+    lr = 0.25
+    shared_transfer = 0.3
+
+    def build(self, rng: random.Random) -> None:
+        for z in self.start:
+            self.add(LEARN, [z + rng.uniform(-0.5, 0.5)])
+            self.add(DEAD, [-math.inf] * 2)
+
+    def task_offset_draw(self, rng: random.Random) -> float:
+        return rng.gauss(0.0, self.task_sd)
+
+
 WORLDS: dict[str, type[World]] = {
-    cls.name: cls for cls in (OrderedTiers, World, Forgetting, Graded, Jumps, LateFeedback, CoinFlips)
+    cls.name: cls for cls in (OrderedTiers, World, Forgetting, Graded, Jumps, LateFeedback, CoinFlips, Calibrated)
 }

@@ -5,17 +5,25 @@ Per key, decayed success and failure counts start from a Beta(1,1) prior (s = f 
 and the prior fade. With ``p = s/(s+f)`` and group size G, the signal ``1 - p^G - (1-p)^G`` is the
 probability that G binary rewards are not all equal.
 
-The default, ``signal="frontier"``, weighs ``signal * min(1, 2(1-p))^2 + epsilon``: a key past p = 0.5
-counts in proportion to the square of the failures it has left to fix, so draws gather at the frontier
-of what the policy can nearly do (at G=8: p = 0.75 weighs 0.23, 0.9 weighs 0.023, 0.97 weighs 0.0008;
-below 0.5 nothing changes). ``signal="headroom"`` (the default before) uses the first power, and
-``signal="binary"`` is the RFC's rule, ``signal + epsilon``: the signal alone is symmetric in p and 1-p,
-so many nearly solved keys (p ~ 0.97: signal 0.22 at G=8) keep pulling a large share of late draws from
-the keys still to learn. ``signal="variance"`` (graded rewards) keeps a decayed share of groups whose
-reward spread exceeds ``tolerance``, with the same Beta(1,1) prior, and weighs ``share + epsilon``; it
-also follows spread that is only format noise, which thresholding rewards at ``success_threshold``
-never does. ``epsilon`` (default 0.005 for frontier and headroom, 0.02 otherwise, as the RFC had it) is
-the floor that keeps every key drawn. The suite in benchmarks/worlds/ chose these (docs/samplers.md).
+``signal="frontier"`` weighs ``signal * min(1, 2(1-p))^2 + epsilon``: a key past p = 0.5 counts in
+proportion to the square of the failures it has left to fix, so draws gather at the frontier of what the
+policy can nearly do (at G=8: p = 0.75 weighs 0.23, 0.9 weighs 0.023, 0.97 weighs 0.0008; below 0.5
+nothing changes). The default, ``signal="calibrated"``, is frontier checked against what the key's groups
+did: the binomial formula assumes every task of a key succeeds at the key's p, but the tasks of a real
+family differ (some always solved, some never), so its groups are all-equal more often than the formula
+says; in SmolLM2 runs it over-predicted 1.3-2x (docs/samplers.md, calibration). Per key, the decayed count
+of groups that had signal over the decayed sum of the signal predicted for them, each with a prior of
+``CALIBRATION_PRIOR`` groups, gives a ratio r; the signal estimate is ``signal * min(1, r)`` and the weight
+uses ``min(1, r / FULL_RATIO)``, so a key whose groups give at least 70% of the predicted signal keeps its
+frontier weight, and a key whose groups never differ (a tier out of reach) loses it after a group or two.
+``signal="headroom"`` uses the first power of the headroom, and ``signal="binary"`` is the RFC's rule,
+``signal + epsilon``: the signal alone is symmetric in p and 1-p, so many nearly solved keys (p ~ 0.97:
+signal 0.22 at G=8) keep pulling a large share of late draws from the keys still to learn.
+``signal="variance"`` (graded rewards) keeps a decayed share of groups whose reward spread exceeds
+``tolerance``, with the same Beta(1,1) prior, and weighs ``share + epsilon``; it also follows spread that is
+only format noise, which thresholding rewards at ``success_threshold`` never does. ``epsilon`` (default
+0.005 for calibrated, frontier and headroom, 0.02 otherwise, as the RFC had it) is the floor that keeps
+every key drawn. The suite in benchmarks/worlds/ chose these (docs/samplers.md).
 
 Within a key, ``within="signal"`` (the default with frontier) draws the key's shuffle cycle thinned by
 each task's own evidence, which ``update(task, ...)`` reports (``taskevidence.py``): tasks of a tier
@@ -43,16 +51,22 @@ from openenv_prime.samplers.sumtree import SumTree
 from openenv_prime.samplers.task import Task
 from openenv_prime.samplers.taskevidence import MAX_PROPOSALS, TaskEvidence
 
-SIGNAL_MODES = ("frontier", "headroom", "binary", "variance")
+SIGNAL_MODES = ("calibrated", "frontier", "headroom", "binary", "variance")
 # The weight floor when none is given: frontier and headroom leave more keys near zero, so a smaller
 # floor keeps dead and solved keys from taking a large share of draws once most keys are learned.
-DEFAULT_EPSILON = {"frontier": 0.005, "headroom": 0.005, "binary": 0.02, "variance": 0.02}
+DEFAULT_EPSILON = {"calibrated": 0.005, "frontier": 0.005, "headroom": 0.005, "binary": 0.02, "variance": 0.02}
 # The power of min(1, 2(1-p)) on the signal, per mode (0: none).
-HEADROOM_POWER = {"frontier": 2, "headroom": 1, "binary": 0, "variance": 0}
+HEADROOM_POWER = {"calibrated": 2, "frontier": 2, "headroom": 1, "binary": 0, "variance": 0}
 WITHIN_MODES = ("signal", "cycle")
-DEFAULT_WITHIN = {"frontier": "signal", "headroom": "cycle", "binary": "cycle", "variance": "cycle"}
+DEFAULT_WITHIN = {"calibrated": "signal", "frontier": "signal", "headroom": "cycle", "binary": "cycle", "variance": "cycle"}
+# signal="calibrated": the prior (in groups, at ratio 1) of a key's observed-over-predicted signal ratio, and the
+# ratio from which a key keeps its whole frontier weight; chosen on benchmarks/worlds (docs/samplers.md).
+CALIBRATION_PRIOR = 0.25
+FULL_RATIO = 0.7
 # Per-key learning state saved in state_dict["curriculum"], aligned with the pool's keys.
-_EVIDENCE = ("successes", "failures", "spread", "flat", "predicted_sum")
+_EVIDENCE = ("successes", "failures", "spread", "flat", "expected", "predicted_sum")
+# States saved before a column existed load with it at 0 (``expected``: the ratio starts from its prior).
+_ADDED_EVIDENCE = ("expected",)
 # The per-key lists a state's history digest covers (stats, then curriculum), as merge.py parses them too.
 HISTORY_COLUMNS = (*INT_STATS, *FLOAT_STATS, "updates", *_EVIDENCE)
 
@@ -68,7 +82,7 @@ class CurriculumSampler(PooledSampler):
         gamma: float = 0.9,
         epsilon: float | None = None,
         success_threshold: float = 1.0,
-        signal: str = "frontier",
+        signal: str = "calibrated",
         tolerance: float = DEFAULT_TOLERANCE,
         seed: int = 0,
         within: str | None = None,
@@ -111,6 +125,7 @@ class CurriculumSampler(PooledSampler):
         self._failures = [0.0] * k
         self._spread = [0.0] * k
         self._flat = [0.0] * k
+        self._expected = [0.0] * k  # decayed sum of the binomial signal predicted for each group at its update
         self._predicted_sum = [0.0] * k
         self._cycles = KeyCycles(self.pool)
         self._task_evidence = TaskEvidence()
@@ -140,11 +155,20 @@ class CurriculumSampler(PooledSampler):
 
     def _estimate(self, slot: int) -> float:
         """The key's predicted chance that its next group has signal."""
-        if self.signal != "variance":
-            return self._group_signal(self._p(slot))
-        prior = self.gamma ** self._updates[slot]
-        hit = prior + self._spread[slot]
-        return hit / (hit + prior + self._flat[slot])
+        if self.signal == "variance":
+            prior = self.gamma ** self._updates[slot]
+            hit = prior + self._spread[slot]
+            return hit / (hit + prior + self._flat[slot])
+        signal = self._group_signal(self._p(slot))
+        if self.signal == "calibrated":
+            return signal * min(1.0, self._ratio(slot))
+        return signal
+
+    def _ratio(self, slot: int) -> float:
+        """The key's groups' observed signal over the binomial signal predicted for them, with a prior of
+        CALIBRATION_PRIOR groups at ratio 1 that fades like the other evidence."""
+        prior = CALIBRATION_PRIOR * self.gamma ** self._updates[slot]
+        return (prior + self._spread[slot]) / (prior + self._expected[slot])
 
     def _group_signal(self, p: float) -> float:
         """The chance that a group of G rollouts at success rate p is not all equal."""
@@ -157,6 +181,8 @@ class CurriculumSampler(PooledSampler):
 
     def _weight(self, slot: int, estimate: float) -> float:
         """The key's sampling weight, from its predicted signal (see the module docstring)."""
+        if self.signal == "calibrated":
+            estimate = self._group_signal(self._p(slot)) * min(1.0, self._ratio(slot) / FULL_RATIO)
         if self._power:
             estimate *= self._headroom(self._p(slot))
         return estimate + self.epsilon
@@ -197,6 +223,7 @@ class CurriculumSampler(PooledSampler):
         successes = sum(1 for r in rewards if r >= threshold)
         if position is not None and self.within == "signal" and len(self.pool.members[slot]) > 1:
             self._task_evidence.add(position, successes, len(rewards) - successes, g)
+        self._expected[slot] = g * self._expected[slot] + self._group_signal(self._p(slot))
         self._updates[slot] += 1
         self._successes[slot] = g * self._successes[slot] + successes
         self._failures[slot] = g * self._failures[slot] + (len(rewards) - successes)
@@ -240,7 +267,7 @@ class CurriculumSampler(PooledSampler):
         k = len(self.pool.keys)
         values: dict[str, Any] = {"_updates": parse_list(learned.get("updates"), "curriculum.updates", k, int)}
         for name in _EVIDENCE:
-            values["_" + name] = parse_list(learned.get(name), f"curriculum.{name}", k, float)
+            values["_" + name] = evidence_column(learned, name, k)
         for slot, updates in enumerate(values["_updates"]):
             if self.gamma**updates > 0.0:
                 continue  # the prior keeps every estimate defined
@@ -292,6 +319,13 @@ class CurriculumSampler(PooledSampler):
             "weight": self._tree[slot],
             "predicted_signal": self._predicted_sum[slot] / draws if draws else 0.0,
         }
+
+
+def evidence_column(learned: dict[str, Any], name: str, k: int) -> list[float]:
+    """One per-key evidence list of a saved state; a column added since (``_ADDED_EVIDENCE``) may be absent."""
+    if name in _ADDED_EVIDENCE and name not in learned:
+        return [0.0] * k
+    return parse_list(learned.get(name), f"curriculum.{name}", k, float)
 
 
 def _is_number(value: object) -> bool:

@@ -39,14 +39,14 @@ import heapq
 import math
 from typing import Any, Callable, Iterator, Sequence
 
-from openenv_prime.samplers.curriculum import _EVIDENCE, HISTORY_COLUMNS
+from openenv_prime.samplers.curriculum import _EVIDENCE, HISTORY_COLUMNS, evidence_column
 from openenv_prime.samplers.lineage import extended, history_digest, parse_lineage
 from openenv_prime.samplers.pooled import FLOAT_STATS, INT_STATS, _without_seed
 from openenv_prime.samplers.rngstate import rng_from_json, rng_to_json
 from openenv_prime.samplers.sparse import expand
 from openenv_prime.samplers.statecheck import SAMPLER_STATE_VERSION, parse_amount, parse_count, parse_list, section
 
-_DECAYED = ("successes", "failures", "spread", "flat")  # s <- gamma*s + x on each update of the key
+_DECAYED = ("successes", "failures", "spread", "flat", "expected")  # s <- gamma*s + x on each update of the key
 _SUMMED = ("predicted_sum",)  # plain sums
 _UNMERGEABLE = tuple(name for name in _EVIDENCE if name not in _DECAYED + _SUMMED)
 # Own evidence below -_SLACK * (1 + base value) means the state did not grow from the base; above it, rounding.
@@ -253,7 +253,7 @@ def _parse(state: dict[str, Any], k: int, what: str) -> dict[str, Any]:
             columns[name] = parse_list(stats.get(name), f"stats.{name}", k, float)
         columns["updates"] = parse_list(learned.get("updates"), "curriculum.updates", k, int)
         for name in _EVIDENCE:
-            columns[name] = parse_list(learned.get(name), f"curriculum.{name}", k, float)
+            columns[name] = evidence_column(learned, name, k)
         tasks = _parse_tasks(state.get("task_evidence", []))
         rng = rng_to_json(rng_from_json(state.get("rng")))
         lineage = parse_lineage(state.get("lineage"))

@@ -114,6 +114,10 @@ def test_tiny_model_learns_say_7_by_grpo_and_sampler_sees_every_group(sft_model,
     assert no_signal == sum(s["groups"] - s["groups_with_signal"] for s in steps) > 0
     assert sum(sum(c) for _, _, c in updates) == steps[-1]["tokens"]
     assert all(len(r) == len(c) == 8 for _, r, c in updates)
+    # The log's per-group rewards are what the sampler heard, in order (what calibration reads).
+    logged = [(g["key"], tuple(g["rewards"])) for s in steps for g in s["group_rewards"]]
+    assert logged == [(key, tuple(r)) for key, r, _ in updates]
+    assert all(isinstance(g["index"], int) for s in steps for g in s["group_rewards"])
 
 
 def test_log_lines_follow_the_contract(reference_run):

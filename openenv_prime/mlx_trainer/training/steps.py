@@ -136,12 +136,14 @@ class TrainingSteps:
 
         batch: dict[str, list] = {"sequences": [], "masks": [], "advantages": []}
         with_signal = unscored_groups = 0
+        group_rewards = []  # per group: what the sampler heard, for calibrating samplers (benchmarks/worlds/calibration.py)
         for task, group in zip(tasks, played.groups):
             scored = [r for r in group if r.reward is not None]  # a missing reward is left out, never 0.0
             if not scored:
                 unscored_groups += 1
                 continue
             rewards = [r.reward for r in scored]
+            group_rewards.append({"key": task.key, "index": task.index, "rewards": rewards})
             parts.sampler.update(task, rewards, costs=[r.generated_tokens for r in scored])
             adv = (group_advantages(rewards, grpo.signal_tolerance, scale=grpo.loss != "dr_grpo")
                    if len(scored) >= 2 else None)
@@ -160,6 +162,7 @@ class TrainingSteps:
             "groups": len(played.groups),
             "groups_with_signal": with_signal,
             "groups_unscored": unscored_groups,
+            "group_rewards": group_rewards,
             "sampler": sampler_log_metrics(parts.sampler, self.config.sampler.log_keys),
             "prefetch_seconds": first_wave.seconds if first_wave else 0.0,
         }

@@ -1,0 +1,233 @@
+"""Calibration from real runs: what the simulator must reproduce about each task family, read from run logs.
+
+    .venv/bin/python -m benchmarks.worlds.calibration runs/compare-big/seed*/* [--json OUT.json] [--markdown]
+
+A run is an MLX trainer run directory (its ``log.jsonl``), or a JSONL file of flat metric dicts, one per step, as
+prime-rl's monitor records the adapter's ``metrics()``. Per family, over all runs given:
+
+- **predicted vs observed share of groups with signal**: observed is the share of the family's groups whose
+  rewards differ (what GRPO trains on); ``binomial`` is what the curriculum's formula 1 - p^G - (1-p)^G predicts
+  at the family's success rate p of the same step window (each group's p from the family's groups of the steps
+  around it, itself left out); ``sampler`` is the sampler's own estimate at draw time, where it logged one.
+  A ratio above 1 is over-prediction: the tasks of a family differ, so their outcomes cluster (Jensen's gap).
+- **how spread per-task success is within a family**: from the group success counts, the beta-binomial
+  intra-class correlation rho (0: every task of the family at the same p; 1: every task always or never solved)
+  and the per-task standard deviation of p it implies, sqrt(rho p (1-p)); beside them the share of groups with no
+  success, observed vs binomial.
+- **how long a family without signal stays so**: the groups before its first group with signal (``never`` when it
+  gave none), and its longest stretch of groups without signal.
+
+Per-group rewards come from the MLX trainer's step lines (``group_rewards``); older logs and prime-rl metrics give
+per step only how many groups a family had and how many had signal (cumulative ``key/<family>/episodes`` and
+``observed_signal``), enough for the signal shares and the stretches, not for rho.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SUCCESS = 1.0  # a reward at least this is a success (the curriculum's success_threshold)
+TOLERANCE = 1e-6  # rewards differing by more than this give GRPO signal
+WINDOW = 4  # steps either side of a group whose groups of the same family estimate its p
+
+
+@dataclass
+class Group:
+    step: int
+    signal: bool
+    successes: int | None = None  # None where the log has no per-group rewards
+    size: int | None = None
+
+
+@dataclass
+class Family:
+    groups: list[Group] = field(default_factory=list)  # in the order of the run, runs concatenated per run
+    runs: list[list[Group]] = field(default_factory=list)
+    sampler_predicted: list[float] = field(default_factory=list)  # per run: the sampler's mean estimate at draw time
+
+
+def read_run(path: Path) -> tuple[dict[str, list[Group]], dict[str, float], int | None]:
+    """(family -> its groups in order, family -> the sampler's final predicted_signal, group size) of one run."""
+    log = path / "log.jsonl" if path.is_dir() else path
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    steps = [line for line in lines if line.get("type", "step") == "step"]
+    steps = list({line.get("step", i): line for i, line in enumerate(steps)}.values())  # a resumed step: the last
+    groups: dict[str, list[Group]] = {}
+    size = None
+    if steps and "group_rewards" in steps[0]:
+        for line in steps:
+            for g in line["group_rewards"]:
+                rewards = g["rewards"]
+                size = len(rewards)
+                groups.setdefault(g["key"], []).append(Group(
+                    line["step"], max(rewards) - min(rewards) > TOLERANCE,
+                    sum(r >= SUCCESS for r in rewards), len(rewards)))
+    else:
+        groups = _from_cumulative(steps)
+    last = _metrics(steps[-1]) if steps else {}
+    predicted = {k[len("key/"):-len("/predicted_signal")]: v for k, v in last.items()
+                 if k.startswith("key/") and k.endswith("/predicted_signal")}
+    return groups, predicted, size
+
+
+def _metrics(line: dict) -> dict[str, float]:
+    return line.get("sampler", line)
+
+
+def _from_cumulative(steps: list[dict]) -> dict[str, list[Group]]:
+    """Per family and step, groups and groups with signal from the cumulative per-key metrics (order in a step
+    unknown: its groups with signal are taken first, which shortens stretches without signal, never lengthens)."""
+    before: dict[str, tuple[float, float]] = {}
+    out: dict[str, list[Group]] = {}
+    for i, line in enumerate(steps):
+        m = _metrics(line)
+        for name, episodes in m.items():
+            if not (name.startswith("key/") and name.endswith("/episodes")):
+                continue
+            family = name[4:-len("/episodes")]
+            groups_total = m.get(f"key/{family}/groups", episodes / 8)
+            with_signal = m.get(f"key/{family}/observed_signal", 0.0) * groups_total
+            n0, s0 = before.get(family, (0.0, 0.0))
+            n, s = round(groups_total - n0), round(with_signal - s0)
+            before[family] = (groups_total, with_signal)
+            out.setdefault(family, []).extend(Group(line.get("step", i + 1), k < s) for k in range(n))
+    return out
+
+
+def binomial_signal(p: float, g: int) -> float:
+    return 1.0 - p**g - (1.0 - p) ** g
+
+
+def windowed_p(groups: list[Group], i: int) -> float | None:
+    """The success rate of the family's other groups within WINDOW steps of group i (None without any)."""
+    step = groups[i].step
+    near = [g for j, g in enumerate(groups) if j != i and abs(g.step - step) <= WINDOW and g.successes is not None]
+    total = sum(g.size for g in near)
+    return sum(g.successes for g in near) / total if total else None
+
+
+def beta_binomial_rho(groups: list[Group]) -> tuple[float, float] | None:
+    """(rho, per-task SD of p): the method-of-moments intra-class correlation of success counts, per window of
+    2*WINDOW+1 steps pooled (p moves as the policy learns); None where too few groups or no spread in p."""
+    counts = [g for g in groups if g.successes is not None]
+    if len(counts) < 4:
+        return None
+    g_size = counts[0].size
+    excess, base, spread = 0.0, 0.0, []
+    for i, g in enumerate(counts):
+        p = windowed_p(counts, i)
+        if p is None or p in (0.0, 1.0):
+            continue
+        share = g.successes / g.size
+        excess += (share - p) ** 2 - p * (1 - p) / g_size
+        base += p * (1 - p) * (1 - 1 / g_size)
+        spread.append(p)
+    if base == 0.0:
+        return None
+    rho = min(1.0, max(0.0, excess / base))
+    p = statistics.mean(spread)
+    return rho, math.sqrt(rho * p * (1 - p))
+
+
+def stretches(run: list[Group]) -> tuple[int | None, int]:
+    """(groups before the first with signal, None if never; the longest stretch of groups without signal)."""
+    first = next((i for i, g in enumerate(run) if g.signal), None)
+    longest = current = 0
+    for g in run:
+        current = 0 if g.signal else current + 1
+        longest = max(longest, current)
+    return first, longest
+
+
+def calibrate(paths: list[Path]) -> dict[str, dict]:
+    families: dict[str, Family] = {}
+    for path in paths:
+        groups, predicted, _ = read_run(path)
+        for key, run in groups.items():
+            fam = families.setdefault(key, Family())
+            fam.groups += run
+            fam.runs.append(run)
+            if key in predicted:
+                fam.sampler_predicted.append(predicted[key])
+    out = {}
+    for key in sorted(families, key=_family_order):
+        fam = families[key]
+        n = len(fam.groups)
+        observed = sum(g.signal for g in fam.groups) / n if n else math.nan
+        binom, zero_obs, zero_pred = [], [], []
+        for run in fam.runs:
+            for i, g in enumerate(run):
+                p = windowed_p(run, i)
+                if p is None or g.successes is None:
+                    continue
+                binom.append(binomial_signal(p, g.size))
+                zero_obs.append(g.successes == 0)
+                zero_pred.append((1 - p) ** g.size)
+        rho = [r for r in (beta_binomial_rho(run) for run in fam.runs) if r is not None]
+        firsts = [stretches(run) for run in fam.runs if run]
+        out[key] = {
+            "runs": len(fam.runs), "groups": n, "observed": observed,
+            "binomial": statistics.mean(binom) if binom else None,
+            "sampler": statistics.mean(fam.sampler_predicted) if fam.sampler_predicted else None,
+            "no_success_observed": statistics.mean(zero_obs) if zero_obs else None,
+            "no_success_binomial": statistics.mean(zero_pred) if zero_pred else None,
+            "success_rate": (sum(g.successes for g in fam.groups if g.successes is not None)
+                             / max(1, sum(g.size for g in fam.groups if g.size))) if binom else None,
+            "rho": statistics.median(r for r, _ in rho) if rho else None,
+            "task_sd": statistics.median(sd for _, sd in rho) if rho else None,
+            "first_signal": [f for f, _ in firsts],
+            "longest_without": [w for _, w in firsts],
+        }
+    return out
+
+
+def _family_order(key: str):
+    name, _, tier = key.rpartition("/")
+    return (name, int(tier)) if tier.isdigit() else (key, 0)
+
+
+def table(result: dict[str, dict]) -> str:
+    def num(v, fmt=".2f"):
+        return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, fmt)
+
+    head = ("family", "runs", "groups", "success rate", "observed signal", "binomial (ratio)", "sampler's (ratio)",
+            "no success obs / binomial", "rho", "per-task SD of p", "groups to first signal", "longest without")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for key, r in result.items():
+        obs = r["observed"]
+        ratio = (lambda v: f" ({v / obs:.1f}x)" if v is not None and obs else "")
+        firsts = r["first_signal"]
+        never = sum(f is None for f in firsts)
+        seen = [f for f in firsts if f is not None]
+        first = (f"median {statistics.median(seen):.0f}" if seen else "") + (f", never in {never} of {len(firsts)}"
+                                                                            if never else "")
+        lines.append(
+            f"| {key} | {r['runs']} | {r['groups']} | {num(r['success_rate'])} | {num(obs)} | "
+            f"{num(r['binomial'])}{ratio(r['binomial'])} | {num(r['sampler'])}{ratio(r['sampler'])} | "
+            f"{num(r['no_success_observed'])} / {num(r['no_success_binomial'])} | {num(r['rho'])} | {num(r['task_sd'])} | "
+            f"{first.lstrip(', ')} | median {statistics.median(r['longest_without']):.0f}, max {max(r['longest_without'])} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.worlds.calibration", description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="MLX run directories (with log.jsonl) or JSONL metric files")
+    parser.add_argument("--json", type=Path, help="also write the numbers here")
+    args = parser.parse_args(argv)
+    missing = [str(p) for p in args.runs if not (p / "log.jsonl").is_file() and not p.is_file()]
+    if missing:
+        parser.error(f"no run log at {', '.join(missing)}: give MLX run directories (holding log.jsonl) or JSONL files")
+    result = calibrate(args.runs)
+    print(table(result))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
