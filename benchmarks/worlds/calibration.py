@@ -48,7 +48,8 @@ class Group:
 class Family:
     groups: list[Group] = field(default_factory=list)  # in the order of the run, runs concatenated per run
     runs: list[list[Group]] = field(default_factory=list)
-    sampler_predicted: list[float] = field(default_factory=list)  # per run: the sampler's mean estimate at draw time
+    sampler_predicted: list[tuple[float, float]] = field(default_factory=list)  # per run that logged an estimate:
+    # (the sampler's mean estimate at draw time, that run's observed share), so the ratio compares the same runs
 
 
 def read_run(path: Path) -> tuple[dict[str, list[Group]], dict[str, float], int | None]:
@@ -152,8 +153,8 @@ def calibrate(paths: list[Path]) -> dict[str, dict]:
             fam = families.setdefault(key, Family())
             fam.groups += run
             fam.runs.append(run)
-            if key in predicted:
-                fam.sampler_predicted.append(predicted[key])
+            if key in predicted and run:
+                fam.sampler_predicted.append((predicted[key], sum(g.signal for g in run) / len(run)))
     out = {}
     for key in sorted(families, key=_family_order):
         fam = families[key]
@@ -173,7 +174,8 @@ def calibrate(paths: list[Path]) -> dict[str, dict]:
         out[key] = {
             "runs": len(fam.runs), "groups": n, "observed": observed,
             "binomial": statistics.mean(binom) if binom else None,
-            "sampler": statistics.mean(fam.sampler_predicted) if fam.sampler_predicted else None,
+            "sampler": statistics.mean(p for p, _ in fam.sampler_predicted) if fam.sampler_predicted else None,
+            "sampler_observed": statistics.mean(o for _, o in fam.sampler_predicted) if fam.sampler_predicted else None,
             "no_success_observed": statistics.mean(zero_obs) if zero_obs else None,
             "no_success_binomial": statistics.mean(zero_pred) if zero_pred else None,
             "success_rate": (sum(g.successes for g in fam.groups if g.successes is not None)
@@ -195,12 +197,14 @@ def table(result: dict[str, dict]) -> str:
     def num(v, fmt=".2f"):
         return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, fmt)
 
-    head = ("family", "runs", "groups", "success rate", "observed signal", "binomial (ratio)", "sampler's (ratio)",
+    head = ("family", "runs", "groups", "success rate", "observed signal", "binomial (ratio)", "sampler's own (ratio)",
             "no success obs / binomial", "rho", "per-task SD of p", "groups to first signal", "longest without")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key, r in result.items():
         obs = r["observed"]
-        ratio = (lambda v: f" ({v / obs:.1f}x)" if v is not None and obs else "")
+        def ratio(v, o=obs):
+            return f" ({v / o:.1f}x)" if v is not None and o else ""
+
         firsts = r["first_signal"]
         never = sum(f is None for f in firsts)
         seen = [f for f in firsts if f is not None]
@@ -208,7 +212,7 @@ def table(result: dict[str, dict]) -> str:
                                                                             if never else "")
         lines.append(
             f"| {key} | {r['runs']} | {r['groups']} | {num(r['success_rate'])} | {num(obs)} | "
-            f"{num(r['binomial'])}{ratio(r['binomial'])} | {num(r['sampler'])}{ratio(r['sampler'])} | "
+            f"{num(r['binomial'])}{ratio(r['binomial'])} | {num(r['sampler'])}{ratio(r['sampler'], r['sampler_observed'])} | "
             f"{num(r['no_success_observed'])} / {num(r['no_success_binomial'])} | {num(r['rho'])} | {num(r['task_sd'])} | "
             f"{first.lstrip(', ')} | median {statistics.median(r['longest_without']):.0f}, max {max(r['longest_without'])} |")
     return "\n".join(lines)
