@@ -148,9 +148,10 @@ def summary(results: dict[str, dict[str, list[Run]]], hero: str = DEFAULT) -> st
     first = next(iter(results.values()))
     competitors = [name for name in first if name not in REFERENCES and name not in OURS]
     lines = [
-        f"### summary: seeds won by `{hero}` (signal/area/mastery) out of {len(first[hero])}\n",
-        "| world | " + " | ".join(competitors) + " | meets the bar |",
-        "|" + "---|" * (len(competitors) + 2),
+        f"### summary: seeds won by `{hero}` (signal/area/mastery) out of {len(first[hero])}; its median signal share "
+        f"over the best peer's\n",
+        "| world | " + " | ".join(competitors) + " | signal ÷ best peer | meets the bar |",
+        "|" + "---|" * (len(competitors) + 3),
     ]
     for world_name, by_sampler in results.items():
         ours = by_sampler[hero]
@@ -162,7 +163,10 @@ def summary(results: dict[str, dict[str, list[Run]]], hero: str = DEFAULT) -> st
                 sum(a.area > b.area for a, b in zip(ours, theirs)),
                 sum(mastery_better(a, b) for a, b in zip(ours, theirs)),
             )))
-        lines.append(f"| {world_name} | " + " | ".join(cells) + f" | {'yes' if verdict(by_sampler, hero)[0] else 'no'} |")
+        best = max(competitors, key=lambda name: statistics.median(r.signal for r in by_sampler[name]))
+        ratio = statistics.median(r.signal for r in ours) / statistics.median(r.signal for r in by_sampler[best])
+        lines.append(f"| {world_name} | " + " | ".join(cells) + f" | {ratio:.2f}x ({best}) | "
+                     f"{'yes' if verdict(by_sampler, hero)[0] else 'no'} |")
     return "\n".join(lines)
 
 

@@ -38,8 +38,11 @@ def test_quick_mode_prints_a_table_per_world_with_every_sampler(worlds, capsys):
     rows = [line.strip("| ").split(" | ") for line in summary.splitlines() if line.startswith("| ") and "world" not in line]
     assert [row[0] for row in rows] == list(suite.WORLDS)
     for row in rows:
-        for cell in row[1:-1]:  # wins out of 3 quick seeds: signal/area/mastery
+        for cell in row[1:-2]:  # wins out of 3 quick seeds: signal/area/mastery
             assert all(0 <= int(n) <= 3 for n in cell.split("/")) and cell.count("/") == 2
+        ratio, best = row[-2].split("x (", 1)
+        best = best.removesuffix(")")
+        assert float(ratio) > 0 and best in suite.SAMPLERS and best not in suite.OURS
         assert row[-1] in ("yes", "no")
     assert f"`curriculum` meets the bar in {sum(row[-1] == 'yes' for row in rows)}/{len(rows)} worlds" in out
 
