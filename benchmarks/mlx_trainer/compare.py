@@ -1,4 +1,5 @@
-"""Curriculum vs uniform vs the strongest 2025 peer (GRESO per family), in real SmolLM2 training runs, judged on
+"""The package default vs uniform vs the strongest 2025 peer (GRESO per family), and `frontier` (the default before,
+pinned) where asked, in real SmolLM2 training runs, judged on
 held-out questions: reasoning-gym datasets in tiers on one local server, whose `heldout` split asks questions no train
 task of their family asks; per seed one run of each sampler, interleaved (seed 0: curriculum, uniform, peer; seed 1:
 ...), so the machine's load hits them alike. Reports greedy held-out accuracy per family at step 0 and at the end with
@@ -7,10 +8,12 @@ run, medians and per-seed wins, and one plot with the samplers overlaid.
 
     LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python -m benchmarks.mlx_trainer.compare --seeds 0 1 2 3 --out runs/compare
 
-The defaults are the run docs/mlx.md reports: the default run's 16 steps and settings on products and
-basic_arithmetic in tiers 0 and 1 (tier 1 starts at 0 held-out accuracy, so the samplers have families of different
-difficulty to choose between), 40 train tasks and 32 held-out questions per family, evals at steps 0 and 16; 12 runs
-took about an hour on the shared 2-core machine.
+The 9-family comparison of docs/mlx.md (its plan written before the runs) is `--samplers curriculum frontier greso
+uniform --datasets products,basic_arithmetic,chain_sum --tiers 3 --steps 32 --eval-every 32 --seeds 0 ... 9
+--out runs/compare-9`. The defaults are the earlier run docs/mlx.md reports: the default run's 16 steps and settings on
+products and basic_arithmetic in tiers 0 and 1 (tier 1 starts at 0 held-out accuracy, so the samplers have families of
+different difficulty to choose between), 40 train tasks and 32 held-out questions per family, evals at steps 0 and
+16; 12 runs took about an hour on the shared 2-core machine.
 
 Each (sampler, seed) trains in its own process into OUT/seedN/SAMPLER/ (config beside it, OUT/seedN/SAMPLER.json); a
 finished run is skipped and a started one resumes from its checkpoint, so a killed compare continues where it stopped.
