@@ -17,6 +17,8 @@ different difficulty to choose between), 40 train tasks and 32 held-out question
 
 Each (sampler, seed) trains in its own process into OUT/seedN/SAMPLER/ (config beside it, OUT/seedN/SAMPLER.json); a
 finished run is skipped and a started one resumes from its checkpoint, so a killed compare continues where it stopped.
+The untrained model's step-0 eval (greedy, so the same in every run) is made by the first run only and shared by the
+report; runs whose step-0 evals differ are refused as not one comparison.
 --report-only prints the tables and draws the plot from what is there. --model tiny is the smoke path (a random tiny
 model, seconds). The peer comes from benchmarks/worlds/peer_sampler.py (the simulator's own rule behind the sampler interface).
 """
@@ -90,7 +92,14 @@ def compare(args) -> None:
         with local_server("reasoning-gym", datasets=args.datasets, tiers=args.tiers, max_sessions=64,
                           extra_args=sizes) as url:
             for seed, sampler in todo:
-                run_one(out / f"seed{seed}" / sampler, run_config(args, sampler, seed, model), sampler, url)
+                run = out / f"seed{seed}" / sampler
+                spec = run.with_suffix(".json")
+                if run.is_dir() and spec.is_file():  # started: resume under the config it started with
+                    config = json.loads(spec.read_text())["config"]
+                else:  # step 0 is the untrained model's greedy eval, the same in every run: made once per comparison
+                    config = run_config(args, sampler, seed, model)
+                    config["eval"]["first"] = baseline_eval(out) is None
+                run_one(run, config, sampler, url)
     report(out, args.samplers)
 
 
@@ -135,6 +144,20 @@ def train_one(spec_path: str, run: str, url: str) -> None:
         raise SystemExit(f"{run}: {error}") from None
 
 
+def baseline_eval(out: Path) -> dict | None:
+    """The step-0 eval of the comparison (the untrained model, greedy: the same in every run that made one); None
+    before any run made it. Refuses runs whose step-0 evals differ: they would not be the same model and questions."""
+    found = None
+    for log in sorted(out.glob("seed*/*/log.jsonl")):
+        for line in log.read_text().splitlines():
+            record = json.loads(line) if '"eval"' in line else None
+            if record and record["type"] == "eval" and record["step"] == 0:
+                if found is not None and record["accuracy"] != found["accuracy"]:
+                    raise SystemExit(f"{log}: its step-0 eval differs from another run's in {out}: not one comparison")
+                found = record
+    return found
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -146,12 +169,15 @@ def _children_cpu() -> float:
 def load_runs(out: Path, samplers: list[str]) -> dict[str, dict[int, dict]]:
     """sampler -> seed -> the run's step lines, eval lines (one per step, the last kept) and bench record."""
     runs: dict[str, dict[int, dict]] = {}
+    baseline = baseline_eval(out)
     for sampler in samplers:
         for path in sorted(out.glob(f"seed*/{sampler}/log.jsonl")):
             run = path.parent
             steps, evals = records(run)
             steps = list({s["step"]: s for s in steps}.values())
             evals = list({e["step"]: e for e in evals}.values())
+            if baseline is not None and (not evals or evals[0]["step"] != 0):
+                evals.insert(0, baseline)  # the comparison's one step-0 eval
             if not steps or not evals:
                 continue
             bench = json.loads((run / "bench.json").read_text()) if (run / "bench.json").is_file() else {"parts": []}

@@ -168,6 +168,9 @@ class EvalSettings(_Section):
     tasks_per_family: int = Field(10, ge=1)
     max_new_tokens: int | None = Field(None, ge=1)
     enabled: bool = True
+    # Evaluate the untrained model at step 0 too (the baseline); off when it is known already, e.g. from another run
+    # of the same model and questions (greedy: the same answers).
+    first: bool = True
 
 
 class CheckpointConfig(_Section):

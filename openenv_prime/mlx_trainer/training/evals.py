@@ -16,11 +16,12 @@ from openenv_prime.mlx_trainer.training.setup import TrainerParts
 
 
 def eval_schedule(config: TrainConfig) -> EvalSchedule:
-    """The run's eval steps: 0, every ``eval.every`` and the last (none when evals are off)."""
+    """The run's eval steps: 0 (unless ``eval.first`` is off), every ``eval.every`` and the last (none when evals are
+    off)."""
     ev = config.eval
     if not ev.enabled:
         return EvalSchedule(first=False)
-    return EvalSchedule(every=ev.every, first=True, last=config.steps)
+    return EvalSchedule(every=ev.every, first=ev.first, last=config.steps)
 
 
 def eval_config(config: TrainConfig, parts: TrainerParts) -> EvalConfig:
