@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from openenv_prime.client.engine.episode_rules import DEFAULT_RULES, REWARD_MODES
-from openenv_prime.client.prompts.hidden import DEFAULT_HIDDEN_FIELDS
 from openenv_prime.client.prompts.budget import DEFAULT_PROMPT_BUDGET
+from openenv_prime.client.prompts.hidden import DEFAULT_HIDDEN_FIELDS
 from openenv_prime.client.prompts.observations import DEFAULT_BUDGET
 from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
 

@@ -5,7 +5,9 @@ back and counted, the limits, the reward, the replay of a dropped socket) are :m
 under the same :class:`~openenv_prime.client.engine.episode_rules.EpisodeRules` as the eval and the verifiers taskset.
 What the trainer adds is how replies are made and kept: every round of a wave is one MLX generation batch over its
 open episodes, and each episode's turns are one token sequence (:mod:`~openenv_prime.mlx_trainer.rollouts.chat_tokens`): the
-sampled tokens are kept as generated, never re-tokenized, and a mask marks them for the loss.
+sampled tokens are kept as generated, never re-tokenized, and a mask marks them for the loss. When the prompt budget
+leaves older turns out of the prompt (:mod:`~openenv_prime.client.prompts.budget`), the shorter prompt starts a new
+sequence of the same episode, so each reply is trained in the context it was generated in.
 Episodes run in waves of at most ``max_sessions`` sockets (fewer when the server admits fewer), kept open from step
 to step (a reset starts the next episode on the same socket). A step's first wave can be reset ahead of time
 (:meth:`EpisodeRunner.open_first_wave`), while the previous step trains: on a small model the environment's round
@@ -98,7 +100,7 @@ class Renderer:
 
 @dataclass
 class _Turns:
-    """The trainer's record of one episode (its :attr:`Episode.context`): the token sequence and the tokens generated."""
+    """The trainer's record of one episode (its :attr:`Episode.context`): its token sequences and the tokens generated."""
 
     task: Task
     transcripts: list[TokenTranscript] = field(default_factory=list)  # the last one is being extended
