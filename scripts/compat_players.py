@@ -7,8 +7,10 @@
   "Values allowed in ...: 0, 1, 2", numeric bounds such as ``0 <= value <= 6``, a ``legal_actions``-style line of the
   observation, the tool listing of an MCP environment, a range the rules state such as "between 1 and 20") and replies
   in the format the prompt asks for (a bare value, a JSON value, the prompt's example JSON object with its pick in
-  place, a tool call). Where a prompt states no legal values it sends the prompt's own example (or "I do not know"),
-  which the environment may refuse: the matrix shows that.
+  place, a tool call). A free-text action the prompt calls code (coding_env's "code execution request" sent as the
+  action's `code` field) gets a one-line Python program: the language is the one rule coding_env's own text does
+  not state. Where a prompt states no legal values it sends the prompt's own example (or "I do not know"), which the
+  environment may refuse: the matrix shows that.
 - **Legal values** (``legal`` per case): what the environment allows at a turn, from knowledge of the environment,
   so the matrix can say whether the prompt states them and whether the prompt reader's picks are legal; and, for an
   environment that takes an illegal move silently (wildfire scores it as a penalty), a **check** of a whole reply.
@@ -92,6 +94,9 @@ _PLACEHOLDERS = {"string": "hello", "integer": 0, "number": 0, "boolean": False,
 _RANGE = re.compile(r"\bbetween (-?\d+) and (-?\d+)\b")
 _FORMAT_EXAMPLE = re.compile(r"\bfor example,?:?\s*(?P<example>[^\s\d]*\d+[^\s\d]*?)\.?(?:\s|$)", re.IGNORECASE)
 _MAX_RANGE = 100
+# a free-text reply the prompt calls code: coding_env's "Represents a single code execution request." and the field
+_CODE = re.compile(r"\bcode execution\b|\baction's `code` field\b|\bPython code\b", re.IGNORECASE)
+PROGRAM = 'print("hello")'
 
 
 @dataclass(frozen=True)
@@ -230,6 +235,8 @@ def read_prompt(request: dict[str, Any]) -> Reading:
     observed = _observation_values(request)
     if re.search(r"\bJSON object\b", system):
         return _object_reading(system, observed)
+    if not observed and _CODE.search(system):
+        return Reading([], PROGRAM, PROGRAM)
     stated_line = next((m for line in system.splitlines() for m in (_ONE_OF.search(line), _LEGAL_LINE.match(line)) if m), None)
     json_value = _JSON_VALUE.search(system)
     values = (observed or (_split_values(stated_line.group("values")) if stated_line else [])
@@ -446,3 +453,8 @@ def guess_the_number_legal(request: dict[str, Any]) -> list[str]:
 
 def free_text(request: dict[str, Any]) -> list[str] | None:
     return None
+
+
+def coding_player(request: dict[str, Any]) -> str:
+    """coding_env pays 0.1 a step for a program of at most 100 characters that parses (and never ends an episode)."""
+    return PROGRAM

@@ -122,6 +122,11 @@ def cases() -> list[Case]:
         Case("openspiel_env (tic_tac_toe)", "envs.openspiel_env.server.openspiel_environment:OpenSpielEnvironment",
              _reset_lines("tic-tac-toe", 2), players.openspiel_player, players.observed("legal_actions"), max_steps=9,
              env_kwargs={"game_name": "tic_tac_toe"}, app_environ={"OPENSPIEL_GAME": "tic_tac_toe"}, **openspiel),
+        # coding_env's reset takes no task and it never ends an episode: the steps are cut off at max_steps
+        Case("coding_env", "coding_env.server.python_codeact_env:PythonCodeActEnv", _reset_lines("coding", 2),
+             players.coding_player, players.free_text, max_steps=4, root="envs", venv="coding",
+             classes=("coding_env.models:CodeAction", "coding_env.models:CodeObservation"),
+             requires=("smolagents>=1.22.0,<2",)),
     ]
 
 

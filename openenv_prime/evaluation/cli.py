@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from openenv_prime.client.engine.episode_rules import DEFAULT_RULES, REWARD_MODES
+from openenv_prime.client.prompts.budget import DEFAULT_PROMPT_BUDGET
 from openenv_prime.client.prompts.hidden import DEFAULT_HIDDEN_FIELDS
 from openenv_prime.client.prompts.observations import DEFAULT_BUDGET
 from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
@@ -118,6 +119,10 @@ def _register_eval(subparsers: argparse._SubParsersAction) -> None:
                        help="the old name of --observation-template, still accepted")
     shown.add_argument("--observation-budget", type=int, default=DEFAULT_BUDGET, metavar="CHARS",
                        help="characters per observation; fields that do not fit are left out and named (default: %(default)s)")
+    shown.add_argument("--prompt-budget", type=int, default=DEFAULT_PROMPT_BUDGET, metavar="CHARS",
+                       help="characters per prompt, the system prompt included; the oldest turns are left out first "
+                       "(never the system prompt, the task or the newest turn) and a note says how many "
+                       "(default: %(default)s)")
     shown.add_argument("--hidden-fields", nargs="*", default=list(DEFAULT_HIDDEN_FIELDS), metavar="NAME",
                        help="fields never shown to the model, at any depth, because they may hold the answer; replaces "
                        "the list, e.g. to show an environment's own 'target' (default: "

@@ -94,7 +94,7 @@ class SamplerConfig(_Section):
 
 
 class EnvironmentConfig(_Section, PromptSettings, EpisodeSettings):
-    # What the model is shown (observation_template, observation_budget, hidden_fields, action_field,
+    # What the model is shown (observation_template, observation_budget, prompt_budget, hidden_fields, action_field,
     # action_fields) is the client's PromptSettings, and how episodes are played and scored (max_steps,
     # max_invalid_actions, reward_mode, reward_clip, invalid_flags, invalid_flags_in_state, invalid_errors; .rules()) its
     # EpisodeSettings: the same keys as in eval and the verifiers taskset.

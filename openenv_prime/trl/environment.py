@@ -62,6 +62,12 @@ class TaskEnvironment:
         self.sockets.run(play_in_waves(self.pool, episodes, _stop_all, limit=self.config.max_sessions))
         return [self.protocol.prompt(self.config.system_prompt, ep.chat) for ep in episodes]
 
+    def tool_prompt(self) -> list[dict[str, str]]:
+        """A tool-mode row's prompt: the base system prompt (TRL adds the tools) and an empty user message, which
+        the first observation fills."""
+        base = self.config.system_prompt
+        return ([{"role": "system", "content": base}] if base else []) + [{"role": "user", "content": ""}]
+
     def play_replies(self, tasks: Sequence[Task], replies: Sequence[str]) -> list[Episode]:
         """Each task's episode played with one reply (text mode); an episode still open after it is stopped."""
         episodes = [self.episode(task) for task in tasks]

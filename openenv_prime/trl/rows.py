@@ -61,7 +61,7 @@ class SamplerRows:
             with self.timers.time("sampler"):
                 tasks = self.sampler.sample(self.rows_per_batch)
             if self.tool_mode:
-                prompts = [self._tool_prompt() for _ in tasks]
+                prompts = [self.env.tool_prompt() for _ in tasks]
             else:
                 with self.timers.time("env_resets"):
                     prompts = self.env.prompts(tasks)
@@ -82,10 +82,6 @@ class SamplerRows:
                 "as train_dataset and keep GRPOConfig.shuffle_dataset=False"
             )
         return row
-
-    def _tool_prompt(self) -> list[dict[str, str]]:
-        base = self.env.config.system_prompt
-        return ([{"role": "system", "content": base}] if base else []) + [{"role": "user", "content": ""}]
 
     def _row(self, task: Task, prompt: list[dict[str, str]]) -> dict[str, Any]:
         row = {"prompt": prompt, "task_split": task.split, "task_index": task.index, "task_family": task.key,

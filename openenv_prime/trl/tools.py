@@ -7,7 +7,10 @@ The tool is built from the environment's action schema: the fields the model fil
 :class:`~openenv_prime.client.prompts.actions.ActionFormat` chooses them: required ones and those defaulting to null, never
 server settings), their JSON types as Python types, allowed values as ``Literal``, descriptions and bounds in
 ``Args:``. A call is handed to the one episode engine as the reply it stands for, so validation, invalid-action
-feedback (raised, which TRL shows the model), step limits and the reward follow the engine's rules.
+feedback (raised, which TRL shows the model), step limits and the reward follow the engine's rules. TRL keeps every
+turn of its tool loop, so older turns cannot be left out of the prompt: an episode whose conversation (the system
+prompt, the observations, the calls' arguments; TRL's tool declarations not counted) would exceed ``prompt_budget``
+ends instead, scored on what it earned.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any, Literal
 from openenv_prime.client.engine.episode import Episode
 from openenv_prime.client.prompts import schema as js
 from openenv_prime.client.prompts.actions import ActionFormat
+from openenv_prime.client.prompts.budget import prompt_size
 from openenv_prime.trl.environment import TaskEnvironment
 from openenv_prime.trl.rows import SamplerRows
 
@@ -52,7 +56,12 @@ class OpenEnvToolEnvironment:
         if episode.finished:
             raise ValueError("The episode is over; reply without calling a tool.")
         steps = episode.steps
-        self._env.sockets.run(episode.act(reply_for(self._env.protocol.action_format, arguments)))
+        env = self._env
+        env.sockets.run(episode.act(reply_for(env.protocol.action_format, arguments)))
+        budget = env.config.prompt_budget
+        if not episode.finished and prompt_size(env.tool_prompt() + episode.chat) > budget:
+            env.sockets.run(episode.act(None))  # TRL keeps every turn of its tool loop: none can be left out
+            return f"The episode is over: the conversation reached its prompt budget ({budget:,} characters)."
         if episode.finished:
             reward = episode.reward
             return f"The episode is over (reward {reward:g})." if reward is not None else "The episode is over."

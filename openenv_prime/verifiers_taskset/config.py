@@ -23,7 +23,7 @@ class OpenEnvTasksetConfig(vf.TasksetConfig, PromptSettings, EpisodeLimits, Rese
 
     The deployment (URL, limits) lives here and never in task data, so task keys and hashes
     stay the same when the server moves. What the model is shown (`observation_template`,
-    `observation_budget`, `hidden_fields`, `action_field`, `action_fields`) is the client's
+    `observation_budget`, `prompt_budget`, `hidden_fields`, `action_field`, `action_fields`) is the client's
     `PromptSettings`, and when an episode stops (`max_steps`, `max_invalid_actions`, `invalid_flags`,
     `invalid_flags_in_state`, `invalid_errors`) its `EpisodeLimits`: the same keys as in eval and the MLX trainer."""
 

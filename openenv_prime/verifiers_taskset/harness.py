@@ -1,7 +1,11 @@
 """An in-process chat harness: one chat request per turn, straight to the rollout's interception
 endpoint. verifiers' `null` harness launches a `uv` program for every turn (about 2.4 s each on
 two cores); this one costs what the model costs. verifiers allows an in-process loop as long as
-every model call goes through the interception endpoint, which records the trace."""
+every model call goes through the interception endpoint, which records the trace.
+
+Each request is kept within the task's prompt budget by the rule every consumer shares
+(`openenv_prime.client.prompts.budget`): verifiers hands a later turn the conversation so far, the prompt
+sent before with the new turns appended, and the rule gives on it what the episode engine's prompt holds."""
 
 from __future__ import annotations
 
@@ -13,6 +17,8 @@ import verifiers.v1 as vf
 from pydantic import Field
 from verifiers.v1.types import ID
 from verifiers.v1.dialects.chat import message_to_wire
+
+from openenv_prime.client.prompts.budget import fit_prompt
 
 
 @functools.cache
@@ -49,6 +55,9 @@ class OpenEnvChatHarness(vf.Harness[OpenEnvChatHarnessConfig]):
             messages.append({"role": "user", "content": prompt})
         elif prompt is not None:
             messages.extend(message_to_wire(message) for message in prompt)
+        budget = getattr(data, "prompt_budget", None)
+        if budget is not None:
+            messages = fit_prompt(messages, budget)
         try:
             async with httpx.AsyncClient(timeout=self.config.request_timeout, verify=_tls()) as http:
                 response = await http.post(

@@ -34,6 +34,9 @@ class OpenEnvTaskData(TaskDataBase):
     reset: dict[str, Any] | None = None
     """The task's reset arguments when they are not `split` and `index` (a task list line's `reset`, or
     `task_spec` for a server whose reset takes it); None resets with `split` and `index`."""
+    prompt_budget: int | None = None
+    """Characters per prompt (the taskset's `prompt_budget`): the `openenv-prime` harness keeps every request within
+    it by the client's rule (`openenv_prime.client.prompts.budget`); None: no budget."""
 
 
 
@@ -151,6 +154,7 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
             family=family_key(spec, family_field, task=f"task {index} of split {split!r} ({source.kind} {source.where})",
                               setting="--env.taskset.family-field (family_field)", otherwise="null for no families"),
             reset=_own_reset(source.reset_kwargs(split, index), split, index),
+            prompt_budget=self.config.prompt_budget,
         )
         return OpenEnvTask(data, self.config.task)
 

@@ -76,10 +76,11 @@ def test_two_step_episodes_send_each_reply_and_train_only_the_replies(sft_two_st
     checked = 0
     for r in rollouts:
         assert r.turns == r.steps + r.invalid_actions
-        assert sum(r.completion_mask) == r.generated_tokens == sum(len(s) for s in segments(r.completion, r.completion_mask, 1.0))
+        (t,) = r.sequences  # short episodes: never cut by the prompt budget
+        assert sum(t.completion_mask) == r.generated_tokens == sum(len(s) for s in segments(t.completion, t.completion_mask, 1.0))
         assert r.steps <= 2 and (r.done == (r.steps == 2))
-        replies = [tok.decode([t for t in s if t not in tok.eos_token_ids]) for s in segments(r.completion, r.completion_mask, 1.0)]
-        between = [tok.decode(s) for s in segments(r.completion, r.completion_mask, 0.0)]
+        replies = [tok.decode([i for i in s if i not in tok.eos_token_ids]) for s in segments(t.completion, t.completion_mask, 1.0)]
+        between = [tok.decode(s) for s in segments(t.completion, t.completion_mask, 0.0)]
         if r.invalid_actions == 0 and r.steps == 2:
             # what the server saw is what the sequence holds: its reward is the share of right replies
             assert r.reward == ((replies[0] == "7") + (replies[1] == "8")) / 2
@@ -97,7 +98,8 @@ def test_invalid_actions_are_fed_back_and_counted(tiny_model_dir):
     assert invalid, "the random model should write over-long answers"
     for r in rollouts:
         assert r.turns == r.steps + r.invalid_actions and r.invalid_actions <= 2
-        between = [tok.decode(s) for s in segments(r.completion, r.completion_mask, 0.0)]
+        (t,) = r.sequences
+        between = [tok.decode(s) for s in segments(t.completion, t.completion_mask, 0.0)]
         # each invalid reply within the limit is answered with feedback (the tiny vocabulary has no capitals)
         assert sum("reply with only the action" in text for text in between) == min(r.invalid_actions, 1)
         if r.invalid_actions == 2:  # past max_invalid_actions: the episode ends unscored by the server

@@ -232,3 +232,37 @@ def test_the_reader_takes_the_values_a_docstring_states_from_the_prompts_the_cli
     column = compat.read_prompt(_prompt(bounded, ["Drop a disc."]))
     assert column.values == list(range(7)) and reply_to_action(column.reply, bounded) == {"column": 0}
     assert compat.read_prompt(request(["legal_players: [0]"], "Reply with anything.")).values == []  # players, not moves
+
+
+class _Players:
+    """An eval policy answering with one of the matrix's rules."""
+
+    def __init__(self, rule):
+        self.rule = rule
+
+    async def complete(self, prompts: list[list[dict]]) -> list[str]:
+        return [self.rule({"messages": messages}) for messages in prompts]
+
+
+def test_the_reader_writes_a_program_where_the_prompt_says_the_reply_is_code_and_plays_as_the_legal_player(play_servers):
+    from openenv.core.env_server.types import Action
+
+    from openenv_prime.evaluation import EvalConfig, run_eval
+    from tests.play.coding_server import CodeAction
+
+    class OwnCodeAction(Action):
+        """
+        Represents a single code execution request.
+        """
+
+        code: str  # coding_env's own action: its docstring, no field description, no word of Python
+
+    for schema in (OwnCodeAction.model_json_schema(), CodeAction.model_json_schema()):
+        reading = compat.read_prompt(_prompt(schema, [observation_to_text({"stdout": "", "stderr": "", "exit_code": 0})]))
+        assert reading.reply == compat.PROGRAM and reply_to_action(reading.reply, schema) == {"code": compat.PROGRAM}
+    url = play_servers("coding_server.py", "0.4.1")
+    config = EvalConfig(base_url=url, per_family=1, max_steps=3)
+    oracle, reader = (run_eval(config, _Players(rule)) for rule in (compat.coding_player, compat.prompt_reader))
+    # a program that parses is no invalid action; "I do not know" would be a SyntaxError
+    assert [(r.steps, r.invalid_actions, r.reward) for r in reader.results] == \
+           [(r.steps, r.invalid_actions, r.reward) for r in oracle.results] == [(3, 0, 0.0)] * 2

@@ -134,7 +134,8 @@ def via_trainer(url: str, mode: str, clip, model_dir: Path, run: int) -> tuple[d
     rows, sequences = {}, {}
     for task, (rollout,) in zip(tasks, groups):
         rows[task.spec["id"]] = (rollout.reward, rollout.invalid_actions, rollout.steps)
-        sequences[task.spec["id"]] = tokenizer.decode(rollout.prompt + rollout.completion)
+        (sequence,) = rollout.sequences  # short episodes: never cut by the prompt budget
+        sequences[task.spec["id"]] = tokenizer.decode(sequence.tokens)
     return rows, sequences
 
 

@@ -73,3 +73,16 @@ def grid_world_server(tmp_path_factory):
     with serving([sys.executable, str(script), str(port), "16"], f"{url}/health",
                  tmp_path_factory.mktemp("grid") / "server.log"):
         yield url
+
+
+@pytest.fixture(scope="module")
+def coding_server(tmp_path_factory):
+    """tests/play/coding_server.py: coding_env's free-text `code` action; a failing program returns its traceback."""
+    from tests.support.processes import free_port, serving
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    script = TESTS / "play" / "coding_server.py"
+    with serving([sys.executable, str(script), str(port), "16"], f"{url}/health",
+                 tmp_path_factory.mktemp("coding") / "server.log"):
+        yield url

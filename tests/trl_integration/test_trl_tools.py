@@ -67,6 +67,23 @@ def test_a_free_text_action_is_a_tool_whose_argument_is_the_reply(gold_fields_se
     openenv.close()
 
 
+def test_a_tool_mode_episode_ends_before_its_conversation_exceeds_the_prompt_budget(coding_server, tmp_path):
+    from openenv_prime.client.prompts.budget import prompt_size
+
+    budget, failing = 8000, "raise RuntimeError('it failed: ' + 'no luck ' * 150)"  # a 1,300-character traceback
+    openenv, factory = factory_for(coding_server, tmp_path, prompt_budget=budget, max_steps=16, max_invalid_actions=16)
+    env = factory()
+    env.reset(**row_of(openenv, 0))
+    sizes, answer = [], ""
+    while not env.episode.finished:
+        answer = env.code(code=failing)
+        sizes.append(prompt_size(openenv.env.tool_prompt() + env.episode.chat))
+    # TRL keeps every turn, so the episode ends where the next traceback would take the conversation over the budget
+    assert "prompt budget (8,000 characters)" in answer and env.episode.stop == "stopped"
+    assert 1 < env.episode.steps < 16 and max(sizes[:-1]) <= budget < sizes[-1]
+    openenv.close()
+
+
 def test_tool_mode_trains_and_no_prompt_shows_a_gold_answer(gold_fields_server, tmp_path, monkeypatch):
     from trl import GRPOTrainer
     from trl.chat_template_utils import qwen2_5_chat_template

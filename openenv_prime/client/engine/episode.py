@@ -6,8 +6,8 @@ records. A driver builds :class:`Episode` objects, resets them (:meth:`Episode.s
 :class:`~openenv_prime.client.wire.session_pool.SessionPool`'s kept sockets with :func:`start_wave`), and hands them
 to :func:`play` with its ``replies`` function::
 
-    async def replies(episodes):          # the open episodes of this round, in order
-        return [await model(ep.chat) for ep in episodes]   # one reply text each (None: the driver ends it)
+    async def replies(episodes):          # the open episodes of this round, in order: one reply text each
+        return [await model(protocol.prompt(base, ep.chat)) for ep in episodes]   # (None: the driver ends it)
 
     episode = Episode(protocol, rules, {"split": "test", "index": 3}, episode_id="run-1", open_session=new_session)
     await episode.start(session)
@@ -55,8 +55,9 @@ Replies = Callable[[list["Episode"]], Awaitable[Sequence["str | None"]]]
 class Episode:
     """One episode's state from reset to reward. ``context`` is the driver's own record (a task, a transcript).
 
-    ``chat`` holds the conversation since the reset (user texts and the model's replies); while the episode is
-    open its last entry is the user message the next reply answers (:attr:`message`)."""
+    ``chat`` holds the whole conversation since the reset (user texts and the model's replies); while the episode is
+    open its last entry is the user message the next reply answers (:attr:`message`). The model is asked with
+    ``protocol.prompt(base, chat)``: the system prompt and the chat within the prompt budget (older turns left out)."""
 
     def __init__(self, protocol: EpisodeProtocol, rules: EpisodeRules, reset_kwargs: dict[str, Any], *,
                  open_session: Callable[[], EpisodeSession], episode_id: str | None = None, context: Any = None):

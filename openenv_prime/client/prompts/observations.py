@@ -164,7 +164,7 @@ def _assemble(parts: list[_Part], budget: int | None) -> str:
         share = min(sum(len(part.text) + 1 for part in others), budget // 4)
         first = parts[primary]
         if len(first.text) + 1 > room - share:
-            chosen[primary] = _Part(first.name, _cut(first.text, room - share - 1, first.name), keep=True)
+            chosen[primary] = _Part(first.name, cut_text(first.text, room - share - 1, first.name), keep=True)
         room -= len(chosen[primary].text) + 1
     out: list[_Part] = []
     for part in others:
@@ -191,10 +191,10 @@ def _left_out(names: list[str], budget: int, room: int) -> str:
 
 
 def _fit_text(text: str, budget: int | None, what: str) -> str:
-    return text if budget is None or len(text) <= budget else _cut(text, budget, what)
+    return text if budget is None or len(text) <= budget else cut_text(text, budget, what)
 
 
-def _cut(text: str, size: int, what: str) -> str:
+def cut_text(text: str, size: int, what: str) -> str:
     """``text`` in at most ``size`` characters: its head and its tail, and how much of the middle was left out."""
     if len(text) <= size:
         return text

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
+from openenv_prime.client.prompts.budget import DEFAULT_PROMPT_BUDGET
 from openenv_prime.client.prompts.hidden import DEFAULT_HIDDEN_FIELDS, HiddenNames
 from openenv_prime.client.prompts.observations import DEFAULT_BUDGET, check_template
 
@@ -30,6 +31,9 @@ class PromptSettings(BaseModel):
         "(by default they are left to the server's default and not offered).")
     observation_budget: int = Field(
         DEFAULT_BUDGET, ge=200, description="Characters per observation; fields that do not fit are left out and named.")
+    prompt_budget: int = Field(
+        DEFAULT_PROMPT_BUDGET, ge=400, description="Characters per prompt, the system prompt included; the oldest turns "
+        "are left out first (never the system prompt, the task or the newest turn), and a note says how many.")
     hidden_fields: list[str] = Field(
         default_factory=lambda: list(DEFAULT_HIDDEN_FIELDS), description="Fields never shown to the model, at any "
         "depth (they may hold the answer); replace the list to show one an environment means the model to see.")
@@ -44,6 +48,12 @@ class PromptSettings(BaseModel):
 
     @model_validator(mode="after")
     def _one_template_that_hides_the_answer(self) -> "PromptSettings":
+        if self.prompt_budget < 2 * self.observation_budget:
+            raise ValueError(
+                f"prompt_budget ({self.prompt_budget}) must hold the task and the newest observation, two observations "
+                f"of observation_budget ({self.observation_budget}) characters: raise prompt_budget to at least "
+                f"{2 * self.observation_budget} or lower observation_budget"
+            )
         if self.observation_template is not None and self.observation_field is not None \
                 and self.observation_template != self.observation_field:
             raise ValueError(

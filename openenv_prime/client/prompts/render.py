@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from openenv_prime.client.prompts import mcp
 from openenv_prime.client.prompts.actions import ActionFormat
+from openenv_prime.client.prompts.budget import fit_prompt
 from openenv_prime.client.prompts.hidden import HiddenNames
 from openenv_prime.client.prompts.observations import DEFAULT_BUDGET, render
 from openenv_prime.client.prompts.prompting import PromptSettings
@@ -136,10 +137,12 @@ class EpisodeProtocol:
 
     def prompt(self, base: str | None, chat: list[dict[str, str]]) -> list[dict[str, str]]:
         """The messages a model is asked with: the system prompt (``base`` and the reply format; no system message
-        at all when ``base`` is None), then the episode's ``chat``. The one prompt builder: training (the MLX trainer,
-        the TRL integration) and every eval call it, so an eval asks a model what its training asked."""
+        at all when ``base`` is None), then the episode's ``chat``, within ``prompt_budget`` characters (the oldest
+        turns left out first: :mod:`~openenv_prime.client.prompts.budget`). The one prompt builder: training (the MLX
+        trainer, the TRL integration) and every eval call it, so an eval asks a model what its training asked."""
         system = self.instructions(base) if base is not None else None
-        return ([{"role": "system", "content": system}] if system else []) + list(chat)
+        return fit_prompt(([{"role": "system", "content": system}] if system else []) + list(chat),
+                          self.settings.prompt_budget)
 
     async def start(self, session: _Session, **reset_kwargs: Any) -> Opening:
         """Reset the episode; an MCP environment's tools are listed at once and shown after the reset's text."""

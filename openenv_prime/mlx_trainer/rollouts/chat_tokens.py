@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+_OPENINGS_KEPT = 256  # tokenized first prompts kept for reuse (a step's groups; a cut long episode adds its own)
+
+
 def _template_text(tokenizer: Any, messages: list[dict], generation_prompt: bool) -> str:
     return tokenizer.apply_chat_template(messages, add_generation_prompt=generation_prompt, tokenize=False)
 
@@ -28,6 +31,11 @@ class TokenTranscript:
     tokens: list[int]
     model_mask: list[float] = field(default_factory=list)
     prompt_length: int = 0
+
+    @property
+    def prompt(self) -> list[int]:
+        """The first prompt's tokens (masked out)."""
+        return self.tokens[:self.prompt_length]
 
     @property
     def completion(self) -> list[int]:
@@ -50,6 +58,8 @@ class ChatTokens:
     def start(self, messages: list[dict]) -> TokenTranscript:
         key = repr(messages)
         if key not in self._first:
+            if len(self._first) >= _OPENINGS_KEPT:
+                self._first.clear()
             if self.templated:
                 self._first[key] = _encode(self.tokenizer, _template_text(self.tokenizer, messages, True))
             else:

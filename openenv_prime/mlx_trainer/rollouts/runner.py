@@ -5,7 +5,9 @@ back and counted, the limits, the reward, the replay of a dropped socket) are :m
 under the same :class:`~openenv_prime.client.engine.episode_rules.EpisodeRules` as the eval and the verifiers taskset.
 What the trainer adds is how replies are made and kept: every round of a wave is one MLX generation batch over its
 open episodes, and each episode's turns are one token sequence (:mod:`~openenv_prime.mlx_trainer.rollouts.chat_tokens`): the
-sampled tokens are kept as generated, never re-tokenized, and a mask marks them for the loss.
+sampled tokens are kept as generated, never re-tokenized, and a mask marks them for the loss. When the prompt budget
+leaves older turns out of the prompt (:mod:`~openenv_prime.client.prompts.budget`), the shorter prompt starts a new
+sequence of the same episode, so each reply is trained in the context it was generated in.
 Episodes run in waves of at most ``max_sessions`` sockets (fewer when the server admits fewer), kept open from step
 to step (a reset starts the next episode on the same socket). A step's first wave can be reset ahead of time
 (:meth:`EpisodeRunner.open_first_wave`), while the previous step trains: on a small model the environment's round
@@ -34,12 +36,12 @@ from openenv_prime.samplers.task import Task
 
 @dataclass(frozen=True)
 class Rollout:
-    """One finished episode: its token sequence (first prompt + the rest, model tokens masked in) and its score."""
+    """One finished episode: its token sequences and its score. An episode is one sequence (its first prompt, then
+    replies and the observations between them, model tokens masked in) until the prompt budget leaves older turns
+    out: the shorter prompt starts a new sequence, so every sequence is what the model was prompted with."""
 
     task: Task
-    prompt: list[int]
-    completion: list[int]  # replies and the observations between them
-    completion_mask: list[float]  # 1.0 on the model's own tokens
+    sequences: list[TokenTranscript]  # .prompt, .completion, .completion_mask (1.0 on the model's own tokens)
     reward: float | None  # None: stepped but never scored; left out of its group
     generated_tokens: int
     turns: int
@@ -84,7 +86,12 @@ class Renderer:
     def opening_messages(self, text: str) -> list[dict]:
         """An episode's opening messages, by the client's one prompt builder (:meth:`EpisodeProtocol.prompt`): the
         system prompt (our base and the reply format, if any) and the first user message."""
-        return self.protocol.prompt(self.base_prompt, [{"role": "user", "content": text}])
+        return self.prompt([{"role": "user", "content": text}])
+
+    def prompt(self, chat: list[dict]) -> list[dict]:
+        """The messages the model is asked with for an episode's ``chat``: the system prompt, then the chat within
+        the prompt budget (:meth:`EpisodeProtocol.prompt`)."""
+        return self.protocol.prompt(self.base_prompt, chat)
 
     def messages(self, observation: dict) -> list[dict]:
         """The opening messages for a reset's observation."""
@@ -93,10 +100,10 @@ class Renderer:
 
 @dataclass
 class _Turns:
-    """The trainer's record of one episode (its :attr:`Episode.context`): the token sequence and the tokens generated."""
+    """The trainer's record of one episode (its :attr:`Episode.context`): its token sequences and the tokens generated."""
 
     task: Task
-    transcript: TokenTranscript | None = None
+    transcripts: list[TokenTranscript] = field(default_factory=list)  # the last one is being extended
     generated: int = 0
     stopped: bool = True  # the last reply ended on an end-of-turn token
 
@@ -168,14 +175,10 @@ class EpisodeRunner:
     async def _replies(self, times: RolloutTimes, active: list[Episode]) -> list[str]:
         """One generation batch over the open episodes; each transcript first gets the episode's new user message."""
         for ep in active:
-            turns: _Turns = ep.context
-            if turns.transcript is None:
-                turns.transcript = self.chat.start(self.renderer.opening_messages(ep.opening.text))
-            else:
-                self.chat.add_user(turns.transcript, ep.message, turns.stopped)
+            self._prompt(ep.context, self.renderer.prompt(ep.chat))
         t1 = time.perf_counter()
         completions = await self.mlx.run(self.generator or generate, self.model, self.renderer.tokenizer,
-                                         [ep.context.transcript.tokens for ep in active],
+                                         [ep.context.transcripts[-1].tokens for ep in active],
                                          max_tokens=self.max_new_tokens, temperature=self.temperature,
                                          stop=self.mlx.stopping)
         times.generation += time.perf_counter() - t1
@@ -183,11 +186,19 @@ class EpisodeRunner:
             turns = ep.context
             turns.generated += len(completion.tokens)
             turns.stopped = completion.stopped
-            self.chat.add_reply(turns.transcript, completion.tokens, completion.text)
+            self.chat.add_reply(turns.transcripts[-1], completion.tokens, completion.text)
         return [completion.text for completion in completions]
+
+    def _prompt(self, turns: _Turns, messages: list[dict]) -> None:
+        """Make the episode's last transcript end with ``messages`` as tokens: the new user message appended, or,
+        when the prompt budget left older turns out (the messages no longer extend it), a new transcript."""
+        last = turns.transcripts[-1] if turns.transcripts else None
+        if last is not None and messages[:-1] == last.messages and messages[-1]["role"] == "user":
+            self.chat.add_user(last, messages[-1]["content"], turns.stopped)
+        else:
+            turns.transcripts.append(self.chat.start(messages))
 
     def _rollout(self, ep: Episode) -> Rollout:
         turns: _Turns = ep.context
-        t = turns.transcript or self.chat.start(self.renderer.opening_messages(ep.opening.text))
-        return Rollout(turns.task, t.tokens[:t.prompt_length], t.completion, t.completion_mask, ep.reward,
-                       turns.generated, ep.turns, ep.steps, ep.invalid_actions, ep.done)
+        sequences = turns.transcripts or [self.chat.start(self.renderer.opening_messages(ep.opening.text))]
+        return Rollout(turns.task, sequences, ep.reward, turns.generated, ep.turns, ep.steps, ep.invalid_actions, ep.done)

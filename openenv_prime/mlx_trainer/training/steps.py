@@ -150,9 +150,10 @@ class TrainingSteps:
             if adv is None:
                 continue  # no signal: reported to the sampler above, left out of the loss
             with_signal += 1
-            batch["sequences"] += [(r.prompt, r.completion) for r in scored]
-            batch["masks"] += [r.completion_mask for r in scored]
-            batch["advantages"] += adv
+            for rollout, advantage in zip(scored, adv):  # an episode the prompt budget cut is several sequences
+                batch["sequences"] += [(s.prompt, s.completion) for s in rollout.sequences]
+                batch["masks"] += [s.completion_mask for s in rollout.sequences]
+                batch["advantages"] += [advantage] * len(rollout.sequences)
 
         rollouts = [r for g in played.groups for r in g]
         record = {
