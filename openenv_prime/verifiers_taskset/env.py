@@ -25,6 +25,11 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
     names the trace), show the observation, send the reply as the action, step until done, under the
     episode rules every consumer shares (`client/engine/episode_rules.py`).
 
+    The first turn sends the system prompt with the first observation, as every consumer builds it
+    (`EpisodeProtocol.prompt`): the environment's own instructions when it brings them, else the taskset's
+    `instructions` (or the base made here from the action schema), then the reply format. Tasks carry no system
+    prompt of their own, since it is known only once the episode is reset.
+
     The episode's record goes to `trace.info["openenv"]` (per-step rewards, the episode reward, steps,
     done, invalid actions, step seconds), which `OpenEnvTask` scores."""
 
@@ -54,6 +59,16 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                     self._protocol = EpisodeProtocol(schema, settings=taskset)
         return self._protocol
 
+    def base_prompt(self, protocol: EpisodeProtocol) -> str:
+        """Our system prompt, sent where the environment brings none: the taskset's `instructions`, else a base that
+        says how a free-text reply is sent (the protocol adds the reply format of any other action)."""
+        if self.config.taskset.instructions is not None:
+            return self.config.taskset.instructions
+        if protocol.free_text:
+            return ("You act in an environment. Reply with only your answer; it is sent as the action's "
+                    f"`{protocol.text_field}` field, so write no explanation around it.")
+        return "You act in an environment."
+
     def _session_slots(self) -> contextlib.AbstractAsyncContextManager:
         """`max_sessions` open sessions per process. Waiting here has no deadline: the episodes
         in flight are already bounded by verifiers' concurrency, and no model time passes yet."""
@@ -79,7 +94,10 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                                       open_session=self._new_session, episode_id=trace.id)
 
                     async def replies(active: list[Episode]) -> list[str | None]:
-                        segment = await interaction.turn(episode.message)
+                        opens = not episode.turns and len(episode.chat) == 1
+                        turn = protocol.prompt(self.base_prompt(protocol), episode.chat, episode.opening) if opens \
+                            else episode.message
+                        segment = await interaction.turn(turn)
                         return [None if segment.terminated else segment.last_reply]
 
                     try:

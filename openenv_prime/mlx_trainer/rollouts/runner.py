@@ -24,7 +24,8 @@ import mlx.nn as nn
 from openenv_prime.client.engine.episode import Episode, play_in_waves, start_wave
 from openenv_prime.client.engine.episode_rules import EpisodeRules
 from openenv_prime.client.prompts.prompting import PromptSettings
-from openenv_prime.client.prompts.render import EpisodeProtocol
+from openenv_prime.client.prompts.render import EpisodeProtocol, Opening
+from openenv_prime.client.wire.session import StepResult
 from openenv_prime.client.wire.session_pool import SessionPool
 from openenv_prime.mlx_trainer.rollouts.chat_tokens import ChatTokens, TokenTranscript
 from openenv_prime.mlx_trainer.rollouts.generation import Completion, generate
@@ -81,14 +82,14 @@ class Renderer:
         self.protocol = protocol
         self.base_prompt = system_prompt
 
-    def opening_messages(self, text: str) -> list[dict]:
+    def opening_messages(self, opening: Opening) -> list[dict]:
         """An episode's opening messages, by the client's one prompt builder (:meth:`EpisodeProtocol.prompt`): the
-        system prompt (our base and the reply format, if any) and the first user message."""
-        return self.protocol.prompt(self.base_prompt, [{"role": "user", "content": text}])
+        system prompt (the environment's own, else our base; then the reply format) and the first user message."""
+        return self.protocol.prompt(self.base_prompt, [{"role": "user", "content": opening.text}], opening)
 
     def messages(self, observation: dict) -> list[dict]:
         """The opening messages for a reset's observation."""
-        return self.opening_messages(self.protocol.observation_text(observation))
+        return self.opening_messages(self.protocol.opening(StepResult(observation, None, False)))
 
 
 @dataclass
@@ -170,7 +171,7 @@ class EpisodeRunner:
         for ep in active:
             turns: _Turns = ep.context
             if turns.transcript is None:
-                turns.transcript = self.chat.start(self.renderer.opening_messages(ep.opening.text))
+                turns.transcript = self.chat.start(self.renderer.opening_messages(ep.opening))
             else:
                 self.chat.add_user(turns.transcript, ep.message, turns.stopped)
         t1 = time.perf_counter()
@@ -188,6 +189,6 @@ class EpisodeRunner:
 
     def _rollout(self, ep: Episode) -> Rollout:
         turns: _Turns = ep.context
-        t = turns.transcript or self.chat.start(self.renderer.opening_messages(ep.opening.text))
+        t = turns.transcript or self.chat.start(self.renderer.opening_messages(ep.opening))
         return Rollout(turns.task, t.tokens[:t.prompt_length], t.completion, t.completion_mask, ep.reward,
                        turns.generated, ep.turns, ep.steps, ep.invalid_actions, ep.done)
