@@ -11,7 +11,9 @@ import verifiers.v1 as vf
 
 from openenv_prime.client import AsyncTaskAPIClient, EpisodeSession
 from openenv_prime.client.engine.episode import Episode, play
+from openenv_prime.client.prompts import own_system
 from openenv_prime.client.prompts.render import EpisodeProtocol
+from openenv_prime.client.wire.errors import RouteNotSupportedError
 from openenv_prime.verifiers_taskset.config import OpenEnvEnvConfig
 from openenv_prime.verifiers_taskset.taskset import OpenEnvTask
 
@@ -56,7 +58,8 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                         taskset.base_url, env_name=taskset.env_name, timeout=taskset.http_timeout
                     ) as api:
                         schema = await api.action_schema()
-                    self._protocol = EpisodeProtocol(schema, settings=taskset)
+                        declarations = await _declared_system(api)
+                    self._protocol = EpisodeProtocol(schema, settings=taskset, declared_system=declarations)
         return self._protocol
 
     def base_prompt(self, protocol: EpisodeProtocol) -> str:
@@ -111,6 +114,15 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                 await session.close()
                 if episode is not None and episode.session is not None:
                     await episode.session.close()
+
+
+async def _declared_system(api: AsyncTaskAPIClient) -> dict[str, str]:
+    """The system texts the server's `/splits` declares (none from a server without `/splits`): as `EnvironmentSetup`
+    reads them for the other consumers."""
+    try:
+        return own_system.declared(await api.splits())
+    except RouteNotSupportedError:
+        return {}
 
 
 def _episode_record(episode: Episode) -> dict[str, Any]:

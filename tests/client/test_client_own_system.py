@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from openenv_prime.client import observation_to_text
 from openenv_prime.client.prompts import mcp
 from openenv_prime.client.prompts.observations import render
-from openenv_prime.client.prompts.own_system import take_system
+from openenv_prime.client.prompts.own_system import declared, for_split, take_system
 from openenv_prime.client.prompts.render import EpisodeProtocol, Opening
 from openenv_prime.client.wire.session import StepResult
 
@@ -106,3 +106,16 @@ def test_a_tool_without_a_description_says_what_it_takes():
     ])
     assert "- submit: (no description) takes `answer` (string, required), `note` (optional)" in text
     assert "- reset_board: (no description; it takes no arguments)" in text
+
+
+def test_a_splits_declaration_is_the_system_text_where_the_observation_states_none():
+    entries = [{"name": "train", "type": "train", "system_prompt": "Use tags."}, {"name": "test", "type": "test",
+               "instructions": "Use tags."}, {"name": "extra", "type": "validation"}]
+    assert declared(entries) == {"train": "Use tags.", "test": "Use tags."}
+    assert for_split({"train": "A.", "test": "B."}, "test") == "B." and for_split({"train": "A."}, "extra") is None
+    assert for_split({"train": "A.", "test": "A."}, None) == "A."  # reset by task spec: only when they agree
+    assert for_split({"train": "A.", "test": "B."}, None) is None
+    protocol = EpisodeProtocol(TEXT_SCHEMA, declared_system={"test": "Use tags."})
+    assert protocol.opening(StepResult({"question": "Q?"}, None, False), "test").system == "Use tags."
+    own = protocol.opening(StepResult({"question": "Q?", "system_prompt": "Mine."}, None, False), "test")
+    assert own.system == "Mine."  # the episode's own text comes first

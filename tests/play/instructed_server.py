@@ -1,9 +1,10 @@
-"""An environment that brings its own system prompt in an observation field, and scores only the format it asks for.
+"""An environment that brings its own system prompt, and scores only the format it asks for.
 
-Its reset observation has `system_prompt` ("... inside <answer></answer> tags ...") beside the `question`; its one
-action field `reply` takes the model's text; a reply scores 1.0 when it holds `<answer>SUM</answer>`, and a bare
-correct sum scores 0.0. Four tasks (split `test`, specs `{"id", "level", "a", "b"}`), one step each. Run as
-`PYTHONPATH=. python tests/play/instructed_server.py PORT MAX_SESSIONS` (openenv 0.4.1 or 0.10.0).
+`field`: its reset observation has `system_prompt` ("... inside <answer></answer> tags ...") beside the `question`;
+`declared`: the observation has none, and the split's `/splits` entry declares it instead. The one action field
+`reply` takes the model's text; a reply scores 1.0 when it holds `<answer>SUM</answer>`, and a bare correct sum scores
+0.0. Four tasks (split `test`, specs `{"id", "level", "a", "b"}`), one step each. Run as
+`PYTHONPATH=. python tests/play/instructed_server.py PORT MAX_SESSIONS {field|declared}` (openenv 0.4.1 or 0.10.0).
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ class InstructedObservation(Observation):
 
 class InstructedEnvironment(static_tasks(TASKS), Environment):
     SUPPORTS_CONCURRENT_SESSIONS = True
+    DECLARED = False  # True: the system prompt is in /splits, not in the observation
+
+    def list_splits(self) -> list[dict[str, Any]]:
+        return [{"name": "test", "type": "test", **({"system_prompt": SYSTEM_PROMPT} if self.DECLARED else {})}]
 
     def __init__(self) -> None:
         super().__init__()
@@ -45,7 +50,7 @@ class InstructedEnvironment(static_tasks(TASKS), Environment):
     def reset(self, split: str = "test", index: int = 0, episode_id: Optional[str] = None, **kwargs: Any):
         self._task = TASKS[index]
         self._state = State(episode_id=episode_id, step_count=0)
-        return InstructedObservation(system_prompt=SYSTEM_PROMPT, question=f"What is {self._task['a']} + {self._task['b']}?",
+        return InstructedObservation(system_prompt="" if self.DECLARED else SYSTEM_PROMPT, question=f"What is {self._task['a']} + {self._task['b']}?",
                                      done=False, reward=None)
 
     def step(self, action: InstructedAction, timeout_s: Optional[float] = None, **kwargs: Any):
@@ -63,6 +68,7 @@ if __name__ == "__main__":
     import uvicorn
 
     port, max_sessions = int(sys.argv[1]), int(sys.argv[2])
+    InstructedEnvironment.DECLARED = sys.argv[3] == "declared"
     app = create_app(InstructedEnvironment, InstructedAction, InstructedObservation, env_name="instructed",
                      max_concurrent_envs=max_sessions)
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")

@@ -1,7 +1,8 @@
 """A trainer's evals ask the model what its training asks: for the same task, the eval's first prompt (system message
 included) equals the training's first prompt, in the MLX trainer, the TRL integration and the verifiers taskset, for a
-free-text, an Enum, a JSON-object and a tool-call (MCP) environment, and for two that bring their own system prompt
-(an observation's `system_prompt` field; an `openenv import`-shaped chat prompt with a system message), with our system
+free-text, an Enum, a JSON-object and a tool-call (MCP) environment, and for three that bring their own system prompt
+(an observation's `system_prompt` field; one its `/splits` entry declares; an `openenv import`-shaped chat prompt with
+a system message), with our system
 prompt empty (the environment's reply format alone) or set. Where the environment brings its own, it is the system
 prompt and ours is not sent."""
 
@@ -22,10 +23,12 @@ ENVIRONMENTS = {  # kind -> (script, its extra argument)
     "enum": ("grid_server.py",),
     "json": ("lookalike_envs.py", "fire"),
     "tools": ("mcp_server.py",),
-    "own system field": ("instructed_server.py",),
+    "own system field": ("instructed_server.py", "field"),
+    "own system declared": ("instructed_server.py", "declared"),
     "own system message": ("gold_server.py", "tools"),
 }
-OWN_SYSTEM = {"own system field": "inside <answer></answer> tags", "own system message": "Answer in words."}
+OWN_SYSTEM = {"own system field": "inside <answer></answer> tags", "own system declared": "inside <answer></answer> tags",
+              "own system message": "Answer in words."}
 """The kinds that bring their own system prompt -> a phrase of it."""
 
 

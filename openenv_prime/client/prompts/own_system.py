@@ -9,6 +9,10 @@ observation, its ``metadata`` and the frame's metadata (top-level fields only):
 - the ``system`` messages of a chat-style message list: an ``openenv import``-ed verifiers environment sends its
   ``system_prompt`` as the first message of its ``prompt``.
 
+Where the first observation states none, the split's ``/splits`` entry may declare one (a string under one of the same
+names, :func:`declared`): it is the system text of the episodes reset with that split (and of every episode of a
+server that resets by task spec, when all its splits that declare one declare the same).
+
 Text blocks (ORS's ``[{"type": "text", "text": ...}]``, OpenAI's content parts) read as their text, here and in the
 rendering (:func:`plain`).
 """
@@ -81,3 +85,23 @@ def _message_list(value: Any) -> bool:
 
 def _role(message: dict) -> str:
     return str(message.get("role") or message.get("category") or "").casefold()
+
+
+def declared(entries: list[dict[str, Any]]) -> dict[str, str]:
+    """``{split: system text}`` for the ``/splits`` entries that declare one (under a name of :data:`SYSTEM_FIELDS`)."""
+    found = {}
+    for entry in entries:
+        text = next((value for name, value in entry.items() if normalized(name) in _SYSTEM_KEYS
+                     and isinstance(value, str) and value.strip()), None)
+        if text is not None and isinstance(entry.get("name"), str):
+            found[entry["name"]] = text.strip()
+    return found
+
+
+def for_split(declarations: dict[str, str], split: str | None) -> str | None:
+    """The declared system text of an episode reset with ``split`` (None: reset by task spec, when every declaration
+    agrees)."""
+    if split is not None:
+        return declarations.get(split)
+    texts = set(declarations.values())
+    return texts.pop() if len(texts) == 1 else None

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from openenv_prime.client.prompts import mcp
+from openenv_prime.client.prompts import mcp, own_system
 from openenv_prime.client.prompts.actions import ActionFormat
 from openenv_prime.client.prompts.hidden import HiddenNames
 from openenv_prime.client.prompts.observations import DEFAULT_BUDGET, Rendered, render
@@ -92,15 +92,19 @@ class EpisodeProtocol:
     the taskset's, the trainer's ``environment`` section) says how observations are shown (template, budget, hidden
     fields) and which action fields the model fills. ``action_field``/``observation_field`` are a shortcut for
     settings with only those two set. MCP environments (a ``CallToolAction`` schema) are detected from the schema.
+    ``declared_system``: the system texts the server's ``/splits`` entries declare, by split
+    (:func:`~openenv_prime.client.prompts.own_system.declared`; :meth:`EnvironmentSetup.protocol` reads them).
     """
 
     def __init__(self, action_schema: dict | None, settings: PromptSettings | None = None, *,
-                 action_field: str | None = None, observation_field: str | None = None):
+                 action_field: str | None = None, observation_field: str | None = None,
+                 declared_system: dict[str, str] | None = None):
         if settings is None:
             settings = PromptSettings(action_field=action_field, observation_template=observation_field)
         elif action_field is not None or observation_field is not None:
             raise TypeError("pass settings= or action_field=/observation_field=, not both")
         self.action_schema = action_schema
+        self.declared_system = dict(declared_system or {})  # {split: system text} from /splits (own_system.declared)
         self.settings = settings
         self.template = settings.template
         self.hidden = settings.hidden
@@ -169,18 +173,18 @@ class EpisodeProtocol:
 
     async def start(self, session: _Session, **reset_kwargs: Any) -> Opening:
         """Reset the episode; an MCP environment's tools are listed at once and shown after the reset's text."""
-        opening = self.opening(await session.reset(**reset_kwargs))
+        opening = self.opening(await session.reset(**reset_kwargs), reset_kwargs.get("split"))
         if not self.mcp or opening.result.done:
             return opening
         listing = await session.step(dict(mcp.LIST_TOOLS_ACTION))
         tools = tuple(mcp.tools_from(listing.observation))
         return Opening(opening.result, f"{opening.text}\n\n{mcp.tools_text(list(tools))}", tools, opening.system)
 
-    def opening(self, result: StepResult) -> Opening:
+    def opening(self, result: StepResult, split: str | None = None) -> Opening:
         """A reset's frame as an episode's opening (before any tool listing): the first user message, and the
-        environment's own system text taken out of it."""
+        environment's own system text taken out of it, else the one ``/splits`` declares for ``split``."""
         rendered = self._render(result.observation, result.metadata, own_system=True)
-        return Opening(result, rendered.text, system=rendered.system)
+        return Opening(result, rendered.text, system=rendered.system or own_system.for_split(self.declared_system, split))
 
     def action(self, reply: str, opening: Opening | None = None) -> dict:
         """The action for ``reply``; :class:`InvalidRequestError` (a ``ValueError``) when it is none.
