@@ -97,9 +97,10 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                                       open_session=self._new_session, episode_id=trace.id)
 
                     async def replies(active: list[Episode]) -> list[str | None]:
-                        opens = not episode.turns and len(episode.chat) == 1
-                        turn = protocol.prompt(self.base_prompt(protocol), episode.chat, episode.opening) if opens \
-                            else episode.message
+                        if episode.turns:  # a later turn: the next user message (the trace keeps the rest)
+                            turn = episode.message
+                        else:  # the first: the system prompt and the first observation, by the one prompt builder
+                            turn = protocol.prompt(self.base_prompt(protocol), episode.chat, episode.opening)
                         segment = await interaction.turn(turn)
                         return [None if segment.terminated else segment.last_reply]
 

@@ -183,7 +183,7 @@ class EpisodeProtocol:
     def opening(self, result: StepResult, split: str | None = None) -> Opening:
         """A reset's frame as an episode's opening (before any tool listing): the first user message, and the
         environment's own system text taken out of it, else the one ``/splits`` declares for ``split``."""
-        rendered = self._render(result.observation, result.metadata, own_system=True)
+        rendered = self._render(result.observation, result.metadata, first=True)
         return Opening(result, rendered.text, system=rendered.system or own_system.for_split(self.declared_system, split))
 
     def action(self, reply: str, opening: Opening | None = None) -> dict:
@@ -201,9 +201,10 @@ class EpisodeProtocol:
         """The user message for one observation (and the frame's top-level metadata)."""
         return self._render(observation, metadata).text
 
-    def _render(self, observation: dict, metadata: dict | None, *, own_system: bool = False) -> Rendered:
+    def _render(self, observation: dict, metadata: dict | None, *, first: bool = False) -> Rendered:
+        """``first``: an episode's first observation, whose own system text is taken out of it."""
         rendered = render(observation, self.template, metadata, budget=self.settings.observation_budget, hidden=self.hidden,
-                          own_system=own_system)
+                          own_system=first)
         self.hidden_seen.update(rendered.hidden)
         return rendered
 
