@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from openenv_prime.client.prompts import own_system
 from openenv_prime.client.prompts.prompting import PromptSettings
 from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.client.tasks.families import FamilyField
@@ -23,6 +24,7 @@ from openenv_prime.client.tasks.resetcheck import check_reset_plays_tasks, check
 from openenv_prime.client.tasks.splits import ChosenSplit, choose_split
 from openenv_prime.client.tasks.tasklist import TaskList
 from openenv_prime.client.tasks.tasks import TaskAPISource, TaskSource, family_field_for, load_sampler_tasks, open_task_source
+from openenv_prime.client.wire.errors import RouteNotSupportedError
 from openenv_prime.client.wire.taskapi import TaskAPIClient
 from openenv_prime.samplers.task import Task
 
@@ -83,7 +85,16 @@ class EnvironmentSetup:
                 f"the server at {self.base_url} publishes no action schema, so the reply's action field is unknown; "
                 f"set {action_setting} to the field that takes the reply"
             )
-        return EpisodeProtocol(schema, settings=settings)
+        return EpisodeProtocol(schema, settings=settings, declared_system=self.declared_system())
+
+    def declared_system(self) -> dict[str, str]:
+        """The system texts the server's ``/splits`` entries declare, by split (none from a task list, or a server
+        without ``/splits``)."""
+        try:
+            names = self.source.splits()
+        except RouteNotSupportedError:
+            return {}
+        return own_system.declared([entry for name in names if (entry := self.source.split_entry(name)) is not None])
 
     async def check_reset(self, split: str, num_tasks: int, *, setting: str, extra: dict[str, Any] | None = None,
                           timeout: float = 30.0) -> str | None:

@@ -107,9 +107,10 @@ def _register_eval(subparsers: argparse._SubParsersAction) -> None:
     tasks.add_argument("--seed", type=int, default=0, help="chooses the tasks (default: %(default)s)")
     episodes = p.add_argument_group("episodes")
     episodes.add_argument("--system-prompt", default=DEFAULT_SYSTEM_PROMPT,
-                          help="system message, followed by the reply format read from the action schema (its "
-                          "descriptions, legal values, bounds; a JSON object's fields; MCP tool calls); an empty string "
-                          "sends none (default: %(default)r)")
+                          help="our system message, followed by the reply format read from the action schema (its "
+                          "descriptions, legal values, bounds; a JSON object's fields; MCP tool calls); an environment "
+                          "that brings its own instructions has them sent in its place; an empty string sends none of "
+                          "ours (default: %(default)r)")
     shown = p.add_argument_group("what the model sees (docs/openenv.md)")
     shown.add_argument("--observation-template", type=_template, default=None, metavar="TEMPLATE",
                        help="how observations are shown: a field name, or a template of fields such as "

@@ -32,7 +32,8 @@ class EvalConfig(PromptSettings, EpisodeSettings, ResetArguments):
                                      "key; None puts every task in one family, 'all'; 'auto' takes the field the server "
                                      "declares, else 'family' or 'tier' when the specs have it.")
     id_field: str = Field("id", description="Task-spec field with the durable task id (falls back to split/index).")
-    system_prompt: str | None = Field(DEFAULT_SYSTEM_PROMPT, description="System message; None sends none.")
+    system_prompt: str | None = Field(DEFAULT_SYSTEM_PROMPT, description="Our system message, sent where the "
+                                      "environment brings no instructions of its own (theirs win); None sends none of ours.")
     max_concurrency: int = Field(32, ge=1, description="Episodes open at once; also the policy's batch size.")
     success_threshold: float = Field(1.0, description="An episode whose total reward reaches this counts as solved.")
     timeout: float = Field(30.0, gt=0, description="Seconds to wait for any one server answer.")

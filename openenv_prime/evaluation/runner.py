@@ -71,8 +71,8 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, settings: dict[s
     ]
 
     async def replies(active: list[Episode]) -> list[str]:
-        # the reply format is added to the system prompt given, never to "none"
-        prompts = [plan.protocol.prompt(config.system_prompt, ep.chat) for ep in active]
+        # the environment's own instructions, else ours (the config's system prompt); then the reply format
+        prompts = [plan.protocol.prompt(config.system_prompt, ep.chat, ep.opening) for ep in active]
         answers = await policy.complete(prompts)
         if not isinstance(answers, list) or len(answers) != len(active):
             got = len(answers) if isinstance(answers, list) else type(answers).__name__

@@ -67,7 +67,7 @@ class GRPOConfig(_Section):
     # k3-KL weight against the LoRA-off base model (LoRA scale set to 0 for the reference pass).
     kl_beta: float = Field(0.0, ge=0)
     updates_per_step: int = Field(1, ge=1)
-    # Sent as the system message before every observation; empty = none.
+    # Our system message (then the reply format), where the environment brings no instructions of its own; empty = none.
     system_prompt: str = ""
     # Rewards within a group closer than this count as "no signal" and the group is left out of the loss.
     signal_tolerance: float = Field(1e-6, ge=0)

@@ -36,7 +36,8 @@ class OpenEnvTRLConfig(PromptSettings, EpisodeSettings, ResetArguments):
     sampler_kwargs: dict[str, Any] = Field(default_factory=dict, description="Settings of the sampler (e.g. decay).")
     group_size: int = Field(8, ge=2, description="Rollouts per task: must equal GRPOConfig.num_generations.")
     seed: int = Field(0, description="Seeds the sampler's draws.")
-    system_prompt: str = Field("", description="Our base system prompt; the environment's reply format is added to it "
+    system_prompt: str = Field("", description="Our base system prompt, sent where the environment brings no "
+                               "instructions of its own (theirs win); the environment's reply format is added to it "
                                "(text mode), as the MLX trainer and the evals do. Empty: the reply format alone.")
     max_sessions: int = Field(64, ge=1, description="Concurrent /ws sessions opened to the server.")
     timeout: float = Field(30.0, gt=0, description="Seconds to wait for any one server answer.")

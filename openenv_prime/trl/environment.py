@@ -56,11 +56,11 @@ class TaskEnvironment:
                        context=task)
 
     def prompts(self, tasks: Sequence[Task]) -> list[list[dict[str, str]]]:
-        """The chat each task opens with, as every consumer shows it: the system prompt (our base and the
-        environment's reply format), then the first observation. Reset on the kept sockets, in waves."""
+        """The chat each task opens with, as every consumer shows it: the system prompt (the environment's own
+        instructions, else our base; then its reply format), then the first observation. Reset on the kept sockets, in waves."""
         episodes = [self.episode(task) for task in tasks]
         self.sockets.run(play_in_waves(self.pool, episodes, _stop_all, limit=self.config.max_sessions))
-        return [self.protocol.prompt(self.config.system_prompt, ep.chat) for ep in episodes]
+        return [self.protocol.prompt(self.config.system_prompt, ep.chat, ep.opening) for ep in episodes]
 
     def tool_prompt(self) -> list[dict[str, str]]:
         """A tool-mode row's prompt: the base system prompt (TRL adds the tools) and an empty user message, which

@@ -40,13 +40,15 @@ class OpenEnvToolEnvironment:
         self.episode: Episode | None = None
 
     def reset(self, **row: Any) -> str:
-        """Start the row's task; the first observation is appended to the row's (empty) user message."""
+        """Start the row's task; the first observation is appended to the row's (empty) user message. The row's
+        system prompt was made before the reset, so an environment's own instructions open this text instead."""
         env = self._env
         if self.episode is not None and self.episode.session is not None:
             env.sockets.run(self.episode.session.close())
         self.episode = env.episode(self._rows.task(row["task_index"]))
         env.sockets.run(self.episode.start(env.pool.new_session()))
-        return self.episode.chat[-1]["content"]
+        own = self.episode.opening.system
+        return f"{own}\n\n{self.episode.chat[-1]['content']}" if own else self.episode.chat[-1]["content"]
 
     def _act(self, arguments: dict[str, Any]) -> str:
         """Play the tool call as the reply it stands for; the next observation, or an error TRL shows the model."""

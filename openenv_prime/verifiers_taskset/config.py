@@ -48,7 +48,9 @@ class OpenEnvTasksetConfig(vf.TasksetConfig, PromptSettings, EpisodeLimits, Rese
     "auto" = the field the server declares for the split, else `family` or `tier` when the specs have it
     (openenv_prime.client.tasks.families). A spec without the chosen field is an error."""
     instructions: str | None = None
-    """System prompt; None = one generated from the action schema."""
+    """Our system prompt, followed by the reply format from the action schema; sent only where the environment
+    brings no instructions of its own (theirs win). None = "You act in an environment." (and, for a free-text
+    action, how the reply is sent)."""
     check_reset: bool = True
     """At load, reset tasks in fresh sessions (task 0 twice) and fail when the server does not play the task asked for;
     warn when the environment itself is random (see openenv_prime.client.tasks.resetcheck)."""

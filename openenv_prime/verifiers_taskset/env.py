@@ -11,7 +11,9 @@ import verifiers.v1 as vf
 
 from openenv_prime.client import AsyncTaskAPIClient, EpisodeSession
 from openenv_prime.client.engine.episode import Episode, play
+from openenv_prime.client.prompts import own_system
 from openenv_prime.client.prompts.render import EpisodeProtocol
+from openenv_prime.client.wire.errors import RouteNotSupportedError
 from openenv_prime.verifiers_taskset.config import OpenEnvEnvConfig
 from openenv_prime.verifiers_taskset.taskset import OpenEnvTask
 
@@ -24,6 +26,11 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
     """Reset with the task's split and index (the trace id as `episode_id`, so the server's state
     names the trace), show the observation, send the reply as the action, step until done, under the
     episode rules every consumer shares (`client/engine/episode_rules.py`).
+
+    The first turn sends the system prompt with the first observation, as every consumer builds it
+    (`EpisodeProtocol.prompt`): the environment's own instructions when it brings them, else the taskset's
+    `instructions` (or the base made here from the action schema), then the reply format. Tasks carry no system
+    prompt of their own, since it is known only once the episode is reset.
 
     The episode's record goes to `trace.info["openenv"]` (per-step rewards, the episode reward, steps,
     done, invalid actions, step seconds), which `OpenEnvTask` scores."""
@@ -51,8 +58,19 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                         taskset.base_url, env_name=taskset.env_name, timeout=taskset.http_timeout
                     ) as api:
                         schema = await api.action_schema()
-                    self._protocol = EpisodeProtocol(schema, settings=taskset)
+                        declarations = await _declared_system(api)
+                    self._protocol = EpisodeProtocol(schema, settings=taskset, declared_system=declarations)
         return self._protocol
+
+    def base_prompt(self, protocol: EpisodeProtocol) -> str:
+        """Our system prompt, sent where the environment brings none: the taskset's `instructions`, else a base that
+        says how a free-text reply is sent (the protocol adds the reply format of any other action)."""
+        if self.config.taskset.instructions is not None:
+            return self.config.taskset.instructions
+        if protocol.free_text:
+            return ("You act in an environment. Reply with only your answer; it is sent as the action's "
+                    f"`{protocol.text_field}` field, so write no explanation around it.")
+        return "You act in an environment."
 
     def _session_slots(self) -> contextlib.AbstractAsyncContextManager:
         """`max_sessions` open sessions per process. Waiting here has no deadline: the episodes
@@ -79,7 +97,11 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                                       open_session=self._new_session, episode_id=trace.id)
 
                     async def replies(active: list[Episode]) -> list[str | None]:
-                        segment = await interaction.turn(episode.message)
+                        if episode.turns:  # a later turn: the next user message (the trace keeps the rest)
+                            turn = episode.message
+                        else:  # the first: the system prompt and the first observation, by the one prompt builder
+                            turn = protocol.prompt(self.base_prompt(protocol), episode.chat, episode.opening)
+                        segment = await interaction.turn(turn)
                         return [None if segment.terminated else segment.last_reply]
 
                     try:
@@ -93,6 +115,15 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                 await session.close()
                 if episode is not None and episode.session is not None:
                     await episode.session.close()
+
+
+async def _declared_system(api: AsyncTaskAPIClient) -> dict[str, str]:
+    """The system texts the server's `/splits` declares (none from a server without `/splits`): as `EnvironmentSetup`
+    reads them for the other consumers."""
+    try:
+        return own_system.declared(await api.splits())
+    except RouteNotSupportedError:
+        return {}
 
 
 def _episode_record(episode: Episode) -> dict[str, Any]:

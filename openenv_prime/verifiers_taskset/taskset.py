@@ -10,8 +10,6 @@ from typing import Any
 import verifiers.v1 as vf
 
 from openenv_prime.client import TaskSource
-from openenv_prime.client.prompts.prompting import PromptSettings
-from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.client.setup import EnvironmentSetup
 from openenv_prime.client.tasks.families import family_key
 from openenv_prime.client.tasks.splits import TEST_SPLITS
@@ -72,19 +70,6 @@ def _record(trace: vf.Trace) -> dict[str, Any]:
     return trace.info.get("openenv", {})
 
 
-def default_instructions(action_schema: dict[str, Any] | None, settings: PromptSettings) -> str:
-    """The system prompt when none is configured: what a reply must look like, from the action schema
-    (its descriptions and legal values, a JSON object's fields, an MCP environment's tool-call format)."""
-    protocol = EpisodeProtocol(action_schema, settings=settings)
-    if protocol.free_text:
-        field = settings.action_field or protocol.text_field
-        return protocol.instructions(
-            f"You act in an environment. Reply with only your answer; it is sent as the action's "
-            f"`{field}` field, so write no explanation around it."
-        )
-    return protocol.instructions("You act in an environment.")
-
-
 class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
     """Every task of the chosen splits, from the server's Task API or from a task list."""
 
@@ -96,11 +81,10 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
         ) as setup:
             source = setup.source
             splits = config.splits if config.splits is not None else _listed_splits(source)
-            instructions = config.instructions or default_instructions(setup.action_schema(), config)
             loaded = {split: source.specs(split) for split in splits}
             families = {split: setup.family_field(split, config.family_field).name for split in splits}
             tasks = [
-                self._task(source, split, index, spec, instructions, families[split])
+                self._task(source, split, index, spec, families[split])
                 for split in splits
                 for index, spec in enumerate(loaded[split])
             ]
@@ -139,14 +123,14 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
             )
 
     def _task(
-        self, source: TaskSource, split: str, index: int, spec: dict[str, Any], instructions: str, family_field: str | None
+        self, source: TaskSource, split: str, index: int, spec: dict[str, Any], family_field: str | None
     ) -> OpenEnvTask:
         ident = durable_id(spec, self.config.id_field)
         data = OpenEnvTaskData(
             id=ident,
             name=task_key(source.env_name, split, ident),
             prompt=None,
-            system_prompt=instructions,
+            system_prompt=None,  # each episode's first turn carries it (the environment's own, else ours: env.py)
             env_name=source.env_name,
             split=split,
             index=index,

@@ -1,5 +1,5 @@
-"""Environments of our own making, written as their authors would (a verifiers `load_environment` module and an ORS
-environment), put through openenv 0.10.0's `openenv import` once per session and served with `openenv-prime serve
+"""Environments written as their authors would (a verifiers `load_environment` module whose system prompt demands a
+format, an ORS environment, and the ORS quick start's `MathEnv`), put through openenv 0.10.0's `openenv import` once per session and served with `openenv-prime serve
 imported` from .venv-openenv010 (which has verifiers 0.3.1 and ors-sdk 0.1.0 beside openenv 0.10.0)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from openenv_prime.envs.launch import local_server
 
 OPENENV010_PYTHON_VAR = "OPENENV_PRIME_OPENENV010_PYTHON"
 SOURCES = Path(__file__).parent
-PACKAGES = {"vf_sums": "vf_sums_env", "ors_sums": "ors_sums_env"}
+PACKAGES = {"vf_sums": "vf_sums_env", "ors_sums": "ors_sums_env", "ors_quickstart": "ors_quickstart_env"}
 """Source folder -> the package name `openenv import` is given (the routes are /NAME/...)."""
 
 
@@ -30,7 +30,7 @@ def imported_packages(tmp_path_factory) -> dict[str, Path]:
     """``{source: package_dir}``: each source imported by the `openenv` CLI of openenv 0.10.0, as a user runs it."""
     openenv = Path(openenv010_python()).with_name("openenv")
     out = tmp_path_factory.mktemp("imported")
-    runs = {  # both at once: most of each run is the CLI's start-up
+    runs = {  # all at once: most of each run is the CLI's start-up
         source: subprocess.Popen([str(openenv), "import", str(SOURCES / source), "--name", name, "--output-dir", str(out)],
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
         for source, name in PACKAGES.items()
@@ -54,3 +54,11 @@ def ors_sums_server(imported_packages):
     with local_server("imported", package=imported_packages["ors_sums"], python=openenv010_python(), startup_timeout=300) as url:
         yield url
 
+
+
+@pytest.fixture(scope="session")
+def ors_quickstart_server(imported_packages):
+    """Base URL of the imported ORS quick start environment."""
+    with local_server("imported", package=imported_packages["ors_quickstart"], python=openenv010_python(),
+                      startup_timeout=300) as url:
+        yield url

@@ -17,18 +17,11 @@ import pytest
 
 from openenv_prime.client import open_task_source
 from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
-from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer, last_user_text
-from tests.imported.helpers import sum_in
+from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer
+from tests.imported.helpers import oracle, sum_in
 from tests.verifiers_taskset.helpers import make_env, run_episodes
 
 ROOT = Path(__file__).resolve().parents[2]
-# The imported environments' submit tools: verifiers' wrapper takes a `completion`, our ORS environment an `answer`.
-SUBMIT_ARGUMENT = {"vf_sums_env": "completion", "ors_sums_env": "answer"}
-
-
-def adder(argument: str):
-    """A model that adds the question's numbers and calls the submit tool with the sum."""
-    return lambda request: json.dumps({"tool": "submit", "arguments": {argument: sum_in(last_user_text(request))}})
 
 
 @pytest.fixture(params=["vf_sums_env", "ors_sums_env"])
@@ -55,7 +48,7 @@ def test_the_packages_serve_their_own_task_api_and_reset_from_the_spec(vf_sums_s
 
 def test_eval_plays_the_test_split_by_the_rule_with_one_family(imported):
     name, url = imported
-    with ScriptedOpenAIServer(adder(SUBMIT_ARGUMENT[name])) as model_url:
+    with ScriptedOpenAIServer(oracle(name)) as model_url:
         result = run_eval(EvalConfig(base_url=url), OpenAIPolicy(model_url, "scripted"))
     assert result.env_name == name and result.family_field is None
     assert [f.family for f in result.families] == ["all"] and len(result.results) == 8
@@ -69,7 +62,7 @@ def test_eval_plays_the_test_split_by_the_rule_with_one_family(imported):
 
 def test_eval_cli_says_which_split_it_chose(vf_sums_server, tmp_path):
     out = tmp_path / "report.json"
-    with ScriptedOpenAIServer(adder("completion")) as model_url:
+    with ScriptedOpenAIServer(oracle("vf_sums_env")) as model_url:
         run = subprocess.run(
             [sys.executable, "-m", "openenv_prime", "eval", "--base-url", vf_sums_server, "--model", "scripted",
              "--model-base-url", model_url, "--per-family", "3", "--out", str(out)],
@@ -94,7 +87,7 @@ def test_taskset_loads_every_split_and_scores_episodes(imported):
     assert {split: sum(t.data.split == split for t in tasks) for split in splits} == splits
     assert {t.data.family for t in tasks} == {"all"}
     assert all(t.data.reset == {"task_spec": t.data.spec} for t in tasks)
-    with ScriptedOpenAIServer(adder(SUBMIT_ARGUMENT[name])) as model_url:
+    with ScriptedOpenAIServer(oracle(name)) as model_url:
         episodes = asyncio.run(run_episodes(env, [tasks[0], tasks[-1]], model_url, rollouts=2))
     assert len(episodes) == 4
     for episode in episodes:

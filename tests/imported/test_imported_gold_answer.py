@@ -9,14 +9,8 @@ import asyncio
 
 from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
 from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer
-from tests.imported.helpers import sum_in
-from tests.imported.test_imported_envs import adder
+from tests.imported.helpers import oracle, request_text, sum_in
 from tests.verifiers_taskset.helpers import make_env, run_episodes
-
-
-def request_text(request: dict) -> str:
-    """Every message the model was sent in one request, as one text."""
-    return "\n".join(str(message.get("content")) for message in request["messages"])
 
 
 def assert_no_gold_answer(prompts: list[str], expected: int) -> None:
@@ -29,7 +23,7 @@ def assert_no_gold_answer(prompts: list[str], expected: int) -> None:
 
 
 def test_eval_prompts_never_hold_the_gold_answer(vf_sums_server):
-    model = ScriptedOpenAIServer(adder("completion"))
+    model = ScriptedOpenAIServer(oracle("vf_sums_env"))
     with model as model_url:
         result = run_eval(EvalConfig(base_url=vf_sums_server, per_family=8), OpenAIPolicy(model_url, "scripted"))
     assert result.accuracy == 1.0  # the model that adds was asked every question
@@ -39,7 +33,7 @@ def test_eval_prompts_never_hold_the_gold_answer(vf_sums_server):
 def test_taskset_prompts_never_hold_the_gold_answer(vf_sums_server):
     env = make_env(vf_sums_server, max_sessions=1)
     tasks = [t for t in env.taskset if t.data.split == "eval"]
-    model = ScriptedOpenAIServer(adder("completion"))
+    model = ScriptedOpenAIServer(oracle("vf_sums_env"))
     with model as model_url:
         episodes = asyncio.run(run_episodes(env, tasks, model_url))
     assert all(e.ok and e.traces[0].reward == 1.0 for e in episodes)

@@ -1,7 +1,10 @@
 """A trainer's evals ask the model what its training asks: for the same task, the eval's first prompt (system message
-included) equals the training's first prompt, in the MLX trainer and in the TRL integration, for a free-text, an
-Enum, a JSON-object and a tool-call (MCP) environment, with our system prompt empty (the environment's reply format
-alone) or set."""
+included) equals the training's first prompt, in the MLX trainer, the TRL integration and the verifiers taskset, for a
+free-text, an Enum, a JSON-object and a tool-call (MCP) environment, and for three that bring their own system prompt
+(an observation's `system_prompt` field; one its `/splits` entry declares; an `openenv import`-shaped chat prompt with
+a system message), with our system
+prompt empty (the environment's reply format alone) or set. Where the environment brings its own, it is the system
+prompt and ours is not sent."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import json
 import pytest
 
 from openenv_prime.client.engine.episode import Episode
+from openenv_prime.client.prompts.render import Opening
 from openenv_prime.client.wire.session import EpisodeSession
 from openenv_prime.client.setup import EnvironmentSetup
 from openenv_prime.evaluation import run_eval
@@ -19,7 +23,13 @@ ENVIRONMENTS = {  # kind -> (script, its extra argument)
     "enum": ("grid_server.py",),
     "json": ("lookalike_envs.py", "fire"),
     "tools": ("mcp_server.py",),
+    "own system field": ("instructed_server.py", "field"),
+    "own system declared": ("instructed_server.py", "declared"),
+    "own system message": ("gold_server.py", "tools"),
 }
+OWN_SYSTEM = {"own system field": "inside <answer></answer> tags", "own system declared": "inside <answer></answer> tags",
+              "own system message": "Answer in words."}
+"""The kinds that bring their own system prompt -> a phrase of it."""
 
 
 class FirstPrompts:
@@ -40,14 +50,24 @@ def eval_openings(config) -> set[str]:
     return set(policy.opening)
 
 
-async def _opening_texts(url: str, protocol, rules, resets: list[dict]) -> list[str]:
-    texts = []
+async def _openings(url: str, protocol, rules, resets: list[dict]) -> list[Opening]:
+    openings = []
     for reset in resets:
         episode = Episode(protocol, rules, reset, open_session=lambda: EpisodeSession(url))
         await episode.start(EpisodeSession(url))
-        texts.append(episode.opening.text)
+        openings.append(episode.opening)
         await episode.session.close()
-    return texts
+    return openings
+
+
+def assert_whose_system_prompt(kind: str, asked: set[str], ours: str) -> None:
+    """The environment's own system prompt opens every prompt of the kinds that bring one, and ours is not in it."""
+    if kind not in OWN_SYSTEM:
+        return
+    for prompt in map(json.loads, asked):
+        assert prompt[0]["role"] == "system" and OWN_SYSTEM[kind] in prompt[0]["content"], prompt[0]
+        assert not ours or ours not in prompt[0]["content"]
+        assert all(OWN_SYSTEM[kind] not in m["content"] for m in prompt[1:])  # not shown twice
 
 
 @pytest.fixture(params=sorted(ENVIRONMENTS))
@@ -76,13 +96,14 @@ def test_the_mlx_trainers_eval_asks_its_training_prompt(served, system_prompt):
         resets = [setup.reset_kwargs(t.split, t.index) for t in tasks]
         env_name = setup.env_name
     renderer = Renderer(None, config.grpo.system_prompt, protocol=protocol)
-    texts = asyncio.run(_opening_texts(url, protocol, env.rules(), resets))
-    trained = {json.dumps(renderer.opening_messages(text)) for text in texts}
+    openings = asyncio.run(_openings(url, protocol, env.rules(), resets))
+    trained = {json.dumps(renderer.opening_messages(opening)) for opening in openings}
     parts = TrainerParts(None, None, None, None, None, env_name, url, None)
     asked = eval_openings(eval_config(config, parts))
     assert asked <= trained, f"{kind}: eval prompts differ from training prompts"
-    system = protocol.instructions(system_prompt or None)
-    assert all(json.loads(p)[0] == {"role": "system", "content": system} for p in asked) if system else True
+    systems = {protocol.system_prompt(system_prompt, opening) for opening in openings}
+    assert {json.loads(p)[0]["content"] for p in asked if json.loads(p)[0]["role"] == "system"} <= systems
+    assert_whose_system_prompt(kind, asked, system_prompt)
 
 
 @pytest.mark.parametrize("system_prompt", ["", "Think, then act."])
@@ -99,3 +120,27 @@ def test_the_trl_integrations_eval_asks_its_training_prompt(served, system_promp
     finally:
         openenv.close()
     assert asked <= trained, f"{kind}: eval prompts differ from training prompts"
+    assert_whose_system_prompt(kind, asked, system_prompt)
+
+
+def test_the_taskset_asks_the_evals_prompt(served):
+    """With the same base (the taskset's `instructions`, eval's `system_prompt`), the eval's first prompt of a task is
+    the taskset's first turn of it (the taskset plays every task, the eval a choice of them)."""
+    import asyncio
+
+    from openenv_prime.evaluation import EvalConfig
+    from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer, fixed
+    from tests.verifiers_taskset.helpers import make_env, run_episodes
+
+    kind, url = served
+    base = "Think, then act."
+    env = make_env(url, splits=["test"], instructions=base, check_reset=False, max_steps=1, max_invalid_actions=0,
+                   family_field=None)
+    model = ScriptedOpenAIServer(fixed("?"))
+    with model as model_url:
+        asyncio.run(run_episodes(env, list(env.taskset), model_url))
+    played = {json.dumps(r["messages"]) for r in model.requests if not any(m["role"] == "assistant" for m in r["messages"])}
+    asked = eval_openings(EvalConfig(base_url=url, split="test", family_field=None, per_family=4, system_prompt=base,
+                                     check_reset=False))
+    assert asked <= played, f"{kind}: the taskset's first turns differ from the eval's prompts"
+    assert_whose_system_prompt(kind, asked, base)

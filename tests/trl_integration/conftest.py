@@ -86,3 +86,16 @@ def coding_server(tmp_path_factory):
     with serving([sys.executable, str(script), str(port), "16"], f"{url}/health",
                  tmp_path_factory.mktemp("coding") / "server.log"):
         yield url
+
+
+@pytest.fixture(scope="module")
+def instructed_server(tmp_path_factory):
+    """tests/play/instructed_server.py: its own system prompt (an observation field) asks for <answer> tags."""
+    from tests.support.processes import free_port, serving
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    script = TESTS / "play" / "instructed_server.py"
+    with serving([sys.executable, str(script), str(port), "16", "field"], f"{url}/health",
+                 tmp_path_factory.mktemp("instructed") / "server.log"):
+        yield url

@@ -84,6 +84,18 @@ def test_a_tool_mode_episode_ends_before_its_conversation_exceeds_the_prompt_bud
     openenv.close()
 
 
+def test_in_tool_mode_the_environments_own_instructions_open_the_first_observation(instructed_server, tmp_path):
+    """A row's system prompt is made before its reset, so the environment's instructions come with the observation."""
+    from tests.play.instructed_server import SYSTEM_PROMPT, TASKS
+
+    openenv, factory = factory_for(instructed_server, tmp_path, system_prompt="Reply with only the final number.")
+    env = factory()
+    first = env.reset(**row_of(openenv, 2))
+    assert first == f"{SYSTEM_PROMPT}\n\nWhat is {TASKS[2]['a']} + {TASKS[2]['b']}?"
+    assert "episode is over (reward 1)" in env.reply(reply=f"<answer>{TASKS[2]['a'] + TASKS[2]['b']}</answer>")
+    openenv.close()
+
+
 def test_tool_mode_trains_and_no_prompt_shows_a_gold_answer(gold_fields_server, tmp_path, monkeypatch):
     from trl import GRPOTrainer
     from trl.chat_template_utils import qwen2_5_chat_template

@@ -53,3 +53,8 @@ def by_tier(tasks: list[OpenEnvTask], per_tier: int) -> list[OpenEnvTask]:
 def reward_of(episode: vf.Episode) -> float:
     (trace,) = episode.traces
     return trace.reward
+
+
+def system_text(request: dict[str, Any]) -> str:
+    """The system message of one chat request the model was sent ("" when it had none)."""
+    return next((m["content"] for m in request["messages"] if m["role"] == "system"), "")

@@ -14,7 +14,7 @@ import pytest
 
 from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer, fixed
 from tests.support.processes import free_port, serving
-from tests.verifiers_taskset.helpers import make_env, run_episodes
+from tests.verifiers_taskset.helpers import make_env, run_episodes, system_text
 
 SERVER = Path(__file__).with_name("guess_server.py")
 
@@ -47,7 +47,9 @@ def test_multistep_rewards_sum_per_step_and_json_actions(guess_server):
         tasks, episodes = _episodes(guess_server, model_url, family_field="level", observation_field="feedback")
     assert [t.key for t in tasks] == [f"guess/test/guess-{t}" for t in range(1, 7)]
     assert [t.data.family for t in tasks] == ["1", "0", "1", "0", "1", "0"]
-    assert "JSON object" in tasks[0].data.system_prompt and '- "note" (string, optional, default "")' in tasks[0].data.system_prompt
+    system = system_text(server.requests[0])
+    assert "JSON object" in system and '- "note" (string, optional, default "")' in system
+    assert all(system_text(r) == system for r in server.requests)  # the same system prompt on every turn
     for target, episode in enumerate(episodes, start=1):
         (trace,) = episode.traces
         record = trace.info["openenv"]
@@ -91,7 +93,7 @@ def test_a_setting_with_a_default_is_not_offered_and_a_bare_value_is_the_action(
     server = ScriptedOpenAIServer(fixed("3"))
     with server as model_url:
         tasks, episodes = _episodes(guess_server, model_url, action_fields=[], max_steps=2)
-    system = tasks[0].data.system_prompt
+    system = system_text(server.requests[0])
     assert "note" not in system and "Reply with only a JSON value (integer) for the action's `guess` field." in system
     rewards = {t.data.spec["target"]: e.traces[0].info["openenv"]["rewards"] for t, e in zip(tasks, episodes)}
     assert rewards[3] == [1.0] and rewards[1] == [-0.25, -0.25]

@@ -60,9 +60,24 @@ def tools_text(tools: list[Tool]) -> str:
         return "The environment lists no tools."
     lines = ["Tools you can call:"]
     for tool in tools:
-        lines.append(f"- {tool.name}: {' '.join(tool.description.split()) or '(no description)'}")
+        lines.append(f"- {tool.name}: {' '.join(tool.description.split()) or _undescribed(tool)}")
         lines.append(f"  input schema: {json.dumps(tool.input_schema, sort_keys=True)}")
     return "\n".join(lines)
+
+
+def _undescribed(tool: Tool) -> str:
+    """What a tool without a description takes, from its input schema (an ORS tool's description is its docstring,
+    which the ORS quick start's ``submit`` lacks)."""
+    properties = tool.input_schema.get("properties")
+    if not isinstance(properties, dict) or not properties:
+        return "(no description; it takes no arguments)"
+    required = set(tool.input_schema.get("required") or [])
+    arguments = []
+    for name, spec in properties.items():
+        kind = spec.get("type") if isinstance(spec, dict) and isinstance(spec.get("type"), str) else None
+        need = "required" if name in required else "optional"
+        arguments.append(f"`{name}` ({kind}, {need})" if kind else f"`{name}` ({need})")
+    return f"(no description) takes {', '.join(arguments)}"
 
 
 def instructions() -> str:

@@ -4,9 +4,13 @@ The default rendering, for an observation no one has written a template for:
 
 - **What the model must not see is never shown**: fields that may hold the answer (:mod:`~openenv_prime.client.prompts.hidden`)
   are taken out first, at any depth; bookkeeping (``reward``, ``done``, ``metadata``, the task-spec echoes ``task``
-  and ``task_spec``, ``*_metadata``) is left out.
+  and ``task_spec``, ``*_metadata``, the ``openenv import`` wrappers' ``source_type`` and ``original_env_class``) is
+  left out.
+- **The environment's own system prompt** (a ``system_prompt``/``instructions`` field, a ``system`` message) is taken
+  out of an episode's first observation and sent as the system prompt (:mod:`~openenv_prime.client.prompts.own_system`).
 - **Text first**: the prompt-like text field (``prompt``, ``question``, ``text``, ``message``, ...) without its name,
-  then chat-style message lists (``[{"role"/"category", "content"}]``) as text, each text shown once: a message that
+  then chat-style message lists (``[{"role"/"category", "content"}]``) as text, each text shown once (text blocks,
+  ORS's ``[{"type": "text", "text"}]``, read as their text): a message that
   repeats text already shown (textarena's ``messages`` repeat its ``prompt``) is dropped.
 - **Legal actions** (``legal_actions``, ``valid_actions``, ``legal_moves``, ... also from ``metadata``) come next and
   are never cut.
@@ -39,11 +43,13 @@ from typing import Any
 
 from openenv_prime.client.prompts import mcp
 from openenv_prime.client.prompts.hidden import HiddenNames, normalized, scrub
+from openenv_prime.client.prompts.own_system import plain, take_system
 
 DEFAULT_BUDGET = 4000
 # Fields that describe the episode rather than the world (compared in normalized form; ``*metadata`` too).
 BOOKKEEPING_OBSERVATION_FIELDS = frozenset(
-    normalized(name) for name in ("metadata", "reward", "done", "task", "task_spec", "episode_id"))
+    normalized(name) for name in ("metadata", "reward", "done", "task", "task_spec", "episode_id",
+                                  "source_type", "original_env_class"))  # the last two: `openenv import` wrappers' labels
 # Observation fields that hold the prompt text, in order of preference: the first is shown first, without a name.
 TEXT_FIELDS = ("prompt", "question", "text", "message", "content", "observation", "instruction", "instructions")
 # Fields that list the moves the environment accepts now: shown right after the text, never cut.
@@ -66,6 +72,7 @@ class Rendered:
 
     text: str
     hidden: list[str] = field(default_factory=list)
+    system: str | None = None  # the environment's own system text, taken out of ``text`` (``own_system=True``)
 
 
 def is_template(template: str | None) -> bool:
@@ -79,8 +86,10 @@ def observation_text(observation: dict, template: str | None = None, metadata: d
 
 
 def render(observation: dict, template: str | None = None, metadata: dict | None = None, *,
-           budget: int | None = DEFAULT_BUDGET, hidden: HiddenNames | None = None) -> Rendered:
-    """:func:`observation_text` with the hidden fields it took out."""
+           budget: int | None = DEFAULT_BUDGET, hidden: HiddenNames | None = None, own_system: bool = False) -> Rendered:
+    """:func:`observation_text` with the hidden fields it took out; ``own_system``: the environment's own system text
+    (:mod:`~openenv_prime.client.prompts.own_system`) is taken out of the text and returned apart, as an episode's first
+    observation is rendered."""
     if not isinstance(observation, dict):
         raise TypeError(f"observation must be a dict, got {type(observation).__name__}")
     hidden = hidden if hidden is not None else HiddenNames()
@@ -90,14 +99,20 @@ def render(observation: dict, template: str | None = None, metadata: dict | None
     top = scrub(metadata or {}, hidden)
     removed = clean.removed + [f"metadata.{path}" for path in top.removed]
     observation, metadata = clean.value, top.value
-    if template is not None:
+    system = None
+    if own_system:
+        system, shown, shown_metadata = take_system(observation, metadata)
+        system = system if system is None else _fit_text(system, budget, "the environment's system prompt")
+    else:
+        shown, shown_metadata = observation, metadata
+    if template is not None:  # a template shows what it names, the environment's system text included
         check_template(template, hidden)
         text = _fill(template, observation, metadata) if is_template(template) else _field(template, observation)
-        return Rendered(_fit_text(text, budget, "the template's text"), removed)
+        return Rendered(_fit_text(text, budget, "the template's text"), removed, system)
     special = mcp.tool_observation_text(observation)
     if special is not None:
-        return Rendered(_fit_text(special, budget, "the tool's result"), removed)
-    return Rendered(_default(observation, metadata, budget), removed)
+        return Rendered(_fit_text(special, budget, "the tool's result"), removed, system)
+    return Rendered(_default(shown, shown_metadata, budget, bool(system)), removed, system)
 
 
 # ---- the default rendering -----------------------------------------------------------------------------------
@@ -108,18 +123,18 @@ class _Part:
     keep: bool = False  # the text and the legal actions are never left out
 
 
-def _default(observation: dict, metadata: dict, budget: int | None) -> str:
+def _default(observation: dict, metadata: dict, budget: int | None, system_taken: bool = False) -> str:
     inner = observation.get("metadata") if isinstance(observation.get("metadata"), dict) else {}
-    shown = {k: v for k, v in observation.items() if not _bookkeeping(k) and v not in _EMPTY}
+    shown = {k: plain(v) for k, v in observation.items() if not _bookkeeping(k) and v not in _EMPTY}
     legal_from_metadata = {k: v for k, v in {**metadata, **inner}.items() if _legal(k) and v not in _EMPTY and k not in shown}
     if not shown:  # the data sits in metadata (echo_env's reset, an imported environment's task), or there is none
-        shown = {k: v for k, v in {**metadata, **inner}.items() if not _bookkeeping(k) and v not in _EMPTY}
+        shown = {k: plain(v) for k, v in {**metadata, **inner}.items() if not _bookkeeping(k) and v not in _EMPTY}
         texts = {k: v for k, v in shown.items() if _textual(k, v) or _legal(k)}
         shown = texts if any(_textual(k, v) for k, v in texts.items()) else shown
         legal_from_metadata = {}
     shown.update(legal_from_metadata)
     if not shown:
-        return "(the environment sent no observation text)"
+        return "(the environment's instructions are the system prompt)" if system_taken else "(the environment sent no observation text)"
     if len(shown) == 1 and isinstance(next(iter(shown.values())), str):  # one text field: the text alone
         return _fit_text(next(iter(shown.values())), budget, next(iter(shown)))
     return _assemble(_parts(shown, observation), budget)

@@ -5,10 +5,15 @@ A model sees text; an OpenEnv environment speaks JSON objects. The episode engin
 drive) goes through :class:`EpisodeProtocol`, built once per environment from its action schema::
 
     protocol = EpisodeProtocol(action_schema, settings=config)   # any PromptSettings: EvalConfig, the taskset's, ...
-    system = protocol.instructions("Solve the task.")       # the base prompt + what a reply must look like
     opening = await protocol.start(session, split="test", index=3)   # reset (+ the tool listing for MCP envs)
+    messages = protocol.prompt("Solve the task.", chat, opening)   # the system prompt (by the rule below) + the chat
     action = protocol.action(reply, opening)                # InvalidRequestError (a ValueError) when it is none
     text = protocol.text(await session.step(action))        # the next user message
+
+Whose instructions win (:meth:`EpisodeProtocol.system_prompt`, the one place that decides): an environment that
+brings its own system prompt or instructions (see :mod:`~openenv_prime.client.prompts.own_system`) has them sent as
+the system prompt, and ours (the consumer's ``base``) is not sent at all; ours is used only where the environment
+states none. Either way the reply format from the action schema follows, where it adds something.
 
 How replies and observations are read is in :mod:`~openenv_prime.client.prompts.actions`,
 :mod:`~openenv_prime.client.prompts.observations` and :mod:`~openenv_prime.client.prompts.mcp`; what is never shown (a gold answer)
@@ -22,11 +27,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from openenv_prime.client.prompts import mcp
+from openenv_prime.client.prompts import mcp, own_system
 from openenv_prime.client.prompts.actions import ActionFormat
 from openenv_prime.client.prompts.budget import fit_prompt
 from openenv_prime.client.prompts.hidden import HiddenNames
-from openenv_prime.client.prompts.observations import DEFAULT_BUDGET, render
+from openenv_prime.client.prompts.observations import DEFAULT_BUDGET, Rendered, render
 from openenv_prime.client.prompts.prompting import PromptSettings
 from openenv_prime.client.wire.session import StepResult
 
@@ -72,11 +77,13 @@ class _Session(Protocol):
 
 @dataclass(frozen=True)
 class Opening:
-    """The start of one episode: the reset's frame, the first user message, and (MCP) the tools listed."""
+    """The start of one episode: the reset's frame, the first user message, (MCP) the tools listed, and the
+    environment's own system text, taken out of the first user message (None when it brings none)."""
 
     result: StepResult
     text: str
     tools: tuple[mcp.Tool, ...] | None = None
+    system: str | None = None
 
 
 class EpisodeProtocol:
@@ -86,15 +93,19 @@ class EpisodeProtocol:
     the taskset's, the trainer's ``environment`` section) says how observations are shown (template, budget, hidden
     fields) and which action fields the model fills. ``action_field``/``observation_field`` are a shortcut for
     settings with only those two set. MCP environments (a ``CallToolAction`` schema) are detected from the schema.
+    ``declared_system``: the system texts the server's ``/splits`` entries declare, by split
+    (:func:`~openenv_prime.client.prompts.own_system.declared`; :meth:`EnvironmentSetup.protocol` reads them).
     """
 
     def __init__(self, action_schema: dict | None, settings: PromptSettings | None = None, *,
-                 action_field: str | None = None, observation_field: str | None = None):
+                 action_field: str | None = None, observation_field: str | None = None,
+                 declared_system: dict[str, str] | None = None):
         if settings is None:
             settings = PromptSettings(action_field=action_field, observation_template=observation_field)
         elif action_field is not None or observation_field is not None:
             raise TypeError("pass settings= or action_field=/observation_field=, not both")
         self.action_schema = action_schema
+        self.declared_system = dict(declared_system or {})  # {split: system text} from /splits (own_system.declared)
         self.settings = settings
         self.template = settings.template
         self.hidden = settings.hidden
@@ -131,28 +142,52 @@ class EpisodeProtocol:
         return self._actions.instructions()
 
     def instructions(self, base: str | None = None) -> str | None:
-        """The system prompt: ``base`` followed by :meth:`reply_format` (None when both are empty)."""
+        """``base`` followed by :meth:`reply_format` (None when both are empty): the system prompt of an episode whose
+        environment brings no instructions of its own."""
         parts = [part for part in (base, self.reply_format()) if part]
         return "\n\n".join(parts) or None
 
-    def prompt(self, base: str | None, chat: list[dict[str, str]]) -> list[dict[str, str]]:
-        """The messages a model is asked with: the system prompt (``base`` and the reply format; no system message
-        at all when ``base`` is None), then the episode's ``chat``, within ``prompt_budget`` characters (the oldest
-        turns left out first: :mod:`~openenv_prime.client.prompts.budget`). The one prompt builder: training (the MLX
-        trainer, the TRL integration) and every eval call it, so an eval asks a model what its training asked."""
-        system = self.instructions(base) if base is not None else None
+    def system_prompt(self, base: str | None, opening: Opening | None = None) -> str | None:
+        """The system prompt of an episode; the one rule for whose instructions win.
+
+        The environment's own system text (``opening.system``) when it brings one: ours, ``base``, is then not sent,
+        so it never contradicts the environment. Else ``base``; None sends no system message at all. Either is
+        followed by :meth:`reply_format` where that adds something (it is not in the environment's text already);
+        for a tool-call environment with its own instructions, a sentence joins the two: the reply the instructions
+        describe goes into the tool call's arguments."""
+        own = opening.system if opening is not None else None
+        if not own:
+            return self.instructions(base) if base is not None else None
+        reply_format = self.reply_format()
+        if self.mcp:
+            reply_format += (" Write what the instructions above ask you to reply as the tool call's arguments (the tool's"
+                             " input schema names where it goes).")
+        parts = [own] + ([reply_format] if reply_format and reply_format not in own else [])
+        return "\n\n".join(parts)
+
+    def prompt(self, base: str | None, chat: list[dict[str, str]], opening: Opening | None = None) -> list[dict[str, str]]:
+        """The messages a model is asked with: :meth:`system_prompt` (of ``base`` and the episode's ``opening``), then
+        the episode's ``chat``, within ``prompt_budget`` characters (the oldest turns left out first:
+        :mod:`~openenv_prime.client.prompts.budget`). The one prompt builder: training (the MLX trainer, the TRL
+        integration), the verifiers taskset and every eval call it, so an eval asks a model what its training asked."""
+        system = self.system_prompt(base, opening)
         return fit_prompt(([{"role": "system", "content": system}] if system else []) + list(chat),
                           self.settings.prompt_budget)
 
     async def start(self, session: _Session, **reset_kwargs: Any) -> Opening:
         """Reset the episode; an MCP environment's tools are listed at once and shown after the reset's text."""
-        result = await session.reset(**reset_kwargs)
-        text = self.text(result)
-        if not self.mcp or result.done:
-            return Opening(result, text)
+        opening = self.opening(await session.reset(**reset_kwargs), reset_kwargs.get("split"))
+        if not self.mcp or opening.result.done:
+            return opening
         listing = await session.step(dict(mcp.LIST_TOOLS_ACTION))
         tools = tuple(mcp.tools_from(listing.observation))
-        return Opening(result, f"{text}\n\n{mcp.tools_text(list(tools))}", tools)
+        return Opening(opening.result, f"{opening.text}\n\n{mcp.tools_text(list(tools))}", tools, opening.system)
+
+    def opening(self, result: StepResult, split: str | None = None) -> Opening:
+        """A reset's frame as an episode's opening (before any tool listing): the first user message, and the
+        environment's own system text taken out of it, else the one ``/splits`` declares for ``split``."""
+        rendered = self._render(result.observation, result.metadata, first=True)
+        return Opening(result, rendered.text, system=rendered.system or own_system.for_split(self.declared_system, split))
 
     def action(self, reply: str, opening: Opening | None = None) -> dict:
         """The action for ``reply``; :class:`InvalidRequestError` (a ``ValueError``) when it is none.
@@ -167,7 +202,12 @@ class EpisodeProtocol:
 
     def observation_text(self, observation: dict, metadata: dict | None = None) -> str:
         """The user message for one observation (and the frame's top-level metadata)."""
-        rendered = render(observation, self.template, metadata, budget=self.settings.observation_budget, hidden=self.hidden)
+        return self._render(observation, metadata).text
+
+    def _render(self, observation: dict, metadata: dict | None, *, first: bool = False) -> Rendered:
+        """``first``: an episode's first observation, whose own system text is taken out of it."""
+        rendered = render(observation, self.template, metadata, budget=self.settings.observation_budget, hidden=self.hidden,
+                          own_system=first)
         self.hidden_seen.update(rendered.hidden)
-        return rendered.text
+        return rendered
 

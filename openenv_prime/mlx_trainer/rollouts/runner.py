@@ -26,7 +26,8 @@ import mlx.nn as nn
 from openenv_prime.client.engine.episode import Episode, play_in_waves, start_wave
 from openenv_prime.client.engine.episode_rules import EpisodeRules
 from openenv_prime.client.prompts.prompting import PromptSettings
-from openenv_prime.client.prompts.render import EpisodeProtocol
+from openenv_prime.client.prompts.render import EpisodeProtocol, Opening
+from openenv_prime.client.wire.session import StepResult
 from openenv_prime.client.wire.session_pool import SessionPool
 from openenv_prime.mlx_trainer.rollouts.chat_tokens import ChatTokens, TokenTranscript
 from openenv_prime.mlx_trainer.rollouts.generation import Completion, generate
@@ -83,19 +84,19 @@ class Renderer:
         self.protocol = protocol
         self.base_prompt = system_prompt
 
-    def opening_messages(self, text: str) -> list[dict]:
+    def opening_messages(self, opening: Opening) -> list[dict]:
         """An episode's opening messages, by the client's one prompt builder (:meth:`EpisodeProtocol.prompt`): the
-        system prompt (our base and the reply format, if any) and the first user message."""
-        return self.prompt([{"role": "user", "content": text}])
+        system prompt (the environment's own, else our base; then the reply format) and the first user message."""
+        return self.prompt([{"role": "user", "content": opening.text}], opening)
 
-    def prompt(self, chat: list[dict]) -> list[dict]:
-        """The messages the model is asked with for an episode's ``chat``: the system prompt, then the chat within
-        the prompt budget (:meth:`EpisodeProtocol.prompt`)."""
-        return self.protocol.prompt(self.base_prompt, chat)
+    def prompt(self, chat: list[dict], opening: Opening | None = None) -> list[dict]:
+        """The messages the model is asked with for an episode's ``chat``: the system prompt (of the episode's
+        ``opening``), then the chat within the prompt budget (:meth:`EpisodeProtocol.prompt`)."""
+        return self.protocol.prompt(self.base_prompt, chat, opening)
 
     def messages(self, observation: dict) -> list[dict]:
         """The opening messages for a reset's observation."""
-        return self.opening_messages(self.protocol.observation_text(observation))
+        return self.opening_messages(self.protocol.opening(StepResult(observation, None, False)))
 
 
 @dataclass
@@ -175,7 +176,7 @@ class EpisodeRunner:
     async def _replies(self, times: RolloutTimes, active: list[Episode]) -> list[str]:
         """One generation batch over the open episodes; each transcript first gets the episode's new user message."""
         for ep in active:
-            self._prompt(ep.context, self.renderer.prompt(ep.chat))
+            self._prompt(ep.context, self.renderer.prompt(ep.chat, ep.opening))
         t1 = time.perf_counter()
         completions = await self.mlx.run(self.generator or generate, self.model, self.renderer.tokenizer,
                                          [ep.context.transcripts[-1].tokens for ep in active],
@@ -200,5 +201,5 @@ class EpisodeRunner:
 
     def _rollout(self, ep: Episode) -> Rollout:
         turns: _Turns = ep.context
-        sequences = turns.transcripts or [self.chat.start(self.renderer.opening_messages(ep.opening.text))]
+        sequences = turns.transcripts or [self.chat.start(self.renderer.opening_messages(ep.opening))]
         return Rollout(turns.task, sequences, ep.reward, turns.generated, ep.turns, ep.steps, ep.invalid_actions, ep.done)
