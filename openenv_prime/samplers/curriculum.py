@@ -14,7 +14,7 @@ family differ (some always solved, some never), so its groups are all-equal more
 says; in SmolLM2 runs it over-predicted 1.3-2x (docs/samplers.md, calibration). Per key, the decayed count
 of groups that had signal over the decayed sum of the signal predicted for them, each with a prior of
 ``CALIBRATION_PRIOR`` groups, gives a ratio r; the signal estimate is ``signal * min(1, r)`` and the weight
-uses ``min(1, r / FULL_RATIO)``, so a key whose groups give at least 70% of the predicted signal keeps its
+uses ``min(1, r / FULL_RATIO)``, so a key whose groups give at least half the predicted signal keeps its
 frontier weight, and a key whose groups never differ (a tier out of reach) loses it after a group or two.
 ``signal="headroom"`` uses the first power of the headroom, and ``signal="binary"`` is the RFC's rule,
 ``signal + epsilon``: the signal alone is symmetric in p and 1-p, so many nearly solved keys (p ~ 0.97:
@@ -61,8 +61,8 @@ WITHIN_MODES = ("signal", "cycle")
 DEFAULT_WITHIN = {"calibrated": "signal", "frontier": "signal", "headroom": "cycle", "binary": "cycle", "variance": "cycle"}
 # signal="calibrated": the prior (in groups, at ratio 1) of a key's observed-over-predicted signal ratio, and the
 # ratio from which a key keeps its whole frontier weight; chosen on benchmarks/worlds (docs/samplers.md).
-CALIBRATION_PRIOR = 0.25
-FULL_RATIO = 0.7
+CALIBRATION_PRIOR = 0.1
+FULL_RATIO = 0.5
 # Per-key learning state saved in state_dict["curriculum"], aligned with the pool's keys.
 _EVIDENCE = ("successes", "failures", "spread", "flat", "expected", "predicted_sum")
 # States saved before a column existed load with it at 0 (``expected``: the ratio starts from its prior).
