@@ -28,7 +28,8 @@ SAMPLERS: dict[str, Callable[..., peers.Peer]] = {
     "sequential (shuffled)": peers.sequential("shuffled"),
     "uniform": peers.uniform(),
     "curriculum": peers.curriculum(),
-    "curriculum (headroom, before)": peers.curriculum(signal="headroom"),
+    "curriculum (frontier, before)": peers.curriculum(signal="frontier"),
+    "curriculum (headroom)": peers.curriculum(signal="headroom"),
     "curriculum (binary, RFC)": peers.curriculum(signal="binary"),
 }
 SWEEP = (  # (next_transfer, logit_step): how much easier tiers help harder ones, and how steep the tiers are
@@ -95,7 +96,7 @@ def report(results: dict[str, list[Run]], seeds: int, budget: int, seconds: floa
         print(f"curriculum / uniform, signal share: {spread(share, '.2f')} (curriculum higher on {higher}/{len(share)} seeds)")
         print(f"uniform / curriculum, episodes to all solved: {speedups(cur, uni, budget)} "
               f"(curriculum faster on {faster}/{len(cur)} seeds)")
-    for other in ("curriculum (headroom, before)", "curriculum (binary, RFC)"):
+    for other in ("curriculum (frontier, before)", "curriculum (headroom)", "curriculum (binary, RFC)"):
         if "uniform" in results and other in results:
             runs, uni = results[other], results["uniform"]
             share = [c.signal / u.signal for c, u in zip(runs, uni)]
