@@ -203,6 +203,7 @@ def summarize(run: dict) -> dict:
         "reward": statistics.mean(rewards),
         "signal_q": [sum(q) for q in quarters(signal)], "groups_q": [sum(q) for q in quarters(groups)],
         "signal": sum(signal), "groups": sum(groups),
+        "signal_per_episode": sum(signal) / steps[-1]["episodes"] if steps[-1].get("episodes") else math.nan,
         "first": first, "last": last,
         "all_first": statistics.mean(first["accuracy"].values()), "all_last": statistics.mean(last["accuracy"].values()),
         "step_s": statistics.median(sum(s["seconds"].values()) for s in steps),
@@ -292,15 +293,26 @@ def report(out: Path, samplers: list[str]) -> None:
         seeds = [s for s in rows[first] if s in rows[other] and rows[first][s]["finished"] and rows[other][s]["finished"]]
         for name, key in [("held-out accuracy, all families, last eval", "all_last"),
                           *[(f"held-out accuracy {f}", f) for f in reach],
-                          ("mean sampled reward", "reward"), ("groups with signal", "signal")]:
+                          ("mean sampled reward", "reward"), ("groups with signal per episode", "signal_per_episode")]:
             def value(r):
                 return r["last"]["accuracy"][key] if key in families else r[key]
             diffs = [value(rows[first][s]) - value(rows[other][s]) for s in seeds]
-            print(f"  vs {other}, {name}: {sum(d > 1e-9 for d in diffs)} / {sum(abs(d) <= 1e-9 for d in diffs)} / "
-                  f"{sum(d < -1e-9 for d in diffs)} of {len(seeds)} (differences {', '.join(f'{d:+.3f}' for d in diffs)}; "
-                  f"median {statistics.median(diffs) if diffs else math.nan:+.3f})")
+            ahead, behind = sum(d > 1e-9 for d in diffs), sum(d < -1e-9 for d in diffs)
+            print(f"  vs {other}, {name}: {ahead} / {len(diffs) - ahead - behind} / {behind} of {len(seeds)} "
+                  f"(differences {', '.join(f'{d:+.4f}' for d in diffs)}; median "
+                  f"{statistics.median(diffs) if diffs else math.nan:+.4f}; sign test p = {sign_test(ahead, behind):.3f})")
     png = plot(runs, families, reach, out / "compare.png")
     print(f"\nplot: {png}")
+
+
+def sign_test(ahead: int, behind: int) -> float:
+    """The two-sided paired sign test's p over the seeds that differ (ties dropped): the chance of a split at least
+    this uneven if either sampler were as likely to be ahead."""
+    n = ahead + behind
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(ahead, behind) + 1)) / 2**n
+    return min(1.0, 2 * tail)
 
 
 def plot(runs: dict[str, dict[int, dict]], families: list[str], reach: list[str], out_png: Path) -> Path:

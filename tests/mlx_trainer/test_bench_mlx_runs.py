@@ -104,3 +104,12 @@ def test_the_tiny_world_pays_only_for_seven(tmp_path):
         assert len(specs) == TRAIN_TASKS and {spec["level"] for spec in specs} == {0}
         assert asyncio.run(play(url, "7")) == ("say 7:", 1.0, True)
         assert asyncio.run(play(url, "3")) == ("say 7:", 0.0, True)
+
+
+def test_the_comparisons_sign_test_is_the_binomial_two_sided_p():
+    from benchmarks.mlx_trainer.compare import sign_test
+
+    assert sign_test(7, 0) == sign_test(0, 7) == 2 / 2**7  # the 7-of-7 split docs/mlx.md reports as p = 0.016
+    assert sign_test(9, 1) == 2 * (1 + 10) / 2**10
+    assert sign_test(5, 5) == sign_test(0, 0) == 1.0
+    assert all(sign_test(a, 10 - a) <= sign_test(a + 1, 9 - a) for a in range(5))  # more even splits, larger p
