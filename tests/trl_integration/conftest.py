@@ -62,40 +62,30 @@ def gold_fields_server(tmp_path_factory):
         yield url
 
 
-@pytest.fixture(scope="module")
-def grid_world_server(tmp_path_factory):
-    """tests/play/grid_server.py: an Enum action (UP/DOWN/LEFT/RIGHT), several steps per episode."""
+def _play_server(tmp_path_factory, script: str, *args: str):
+    """One of tests/play's servers on a free port, 16 sessions, until the test module is done."""
     from tests.support.processes import free_port, serving
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    script = TESTS / "play" / "grid_server.py"
-    with serving([sys.executable, str(script), str(port), "16"], f"{url}/health",
-                 tmp_path_factory.mktemp("grid") / "server.log"):
+    with serving([sys.executable, str(TESTS / "play" / script), str(port), "16", *args], f"{url}/health",
+                 tmp_path_factory.mktemp(script.removesuffix(".py")) / "server.log"):
         yield url
+
+
+@pytest.fixture(scope="module")
+def grid_world_server(tmp_path_factory):
+    """tests/play/grid_server.py: an Enum action (UP/DOWN/LEFT/RIGHT), several steps per episode."""
+    yield from _play_server(tmp_path_factory, "grid_server.py")
 
 
 @pytest.fixture(scope="module")
 def coding_server(tmp_path_factory):
     """tests/play/coding_server.py: coding_env's free-text `code` action; a failing program returns its traceback."""
-    from tests.support.processes import free_port, serving
-
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    script = TESTS / "play" / "coding_server.py"
-    with serving([sys.executable, str(script), str(port), "16"], f"{url}/health",
-                 tmp_path_factory.mktemp("coding") / "server.log"):
-        yield url
+    yield from _play_server(tmp_path_factory, "coding_server.py")
 
 
 @pytest.fixture(scope="module")
 def instructed_server(tmp_path_factory):
     """tests/play/instructed_server.py: its own system prompt (an observation field) asks for <answer> tags."""
-    from tests.support.processes import free_port, serving
-
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    script = TESTS / "play" / "instructed_server.py"
-    with serving([sys.executable, str(script), str(port), "16", "field"], f"{url}/health",
-                 tmp_path_factory.mktemp("instructed") / "server.log"):
-        yield url
+    yield from _play_server(tmp_path_factory, "instructed_server.py", "field")
