@@ -1,9 +1,11 @@
 """Calibration from real runs: what the simulator must reproduce about each task family, read from run logs.
 
-    .venv/bin/python -m benchmarks.worlds.calibration runs/compare-big/seed*/* [--json OUT.json] [--markdown]
+    .venv/bin/python -m benchmarks.worlds.calibration runs/compare-9/seed0/frontier ... [--json OUT.json]
 
 A run is an MLX trainer run directory (its ``log.jsonl``), or a JSONL file of flat metric dicts, one per step, as
-prime-rl's monitor records the adapter's ``metrics()``. Per family, over all runs given:
+prime-rl's orchestrator logs the adapter's ``metrics()`` (``curriculum/<env>/sampler/key/<family>/...``; set the
+adapter's ``metrics_families = "all"`` so that every family is logged, and give ``--group-size``). Per family, over
+all runs given:
 
 - **predicted vs observed share of groups with signal**: observed is the share of the family's groups whose
   rewards differ (what GRPO trains on); ``binomial`` is what the curriculum's formula 1 - p^G - (1-p)^G predicts
@@ -52,7 +54,7 @@ class Family:
     # (the sampler's mean estimate at draw time, that run's observed share), so the ratio compares the same runs
 
 
-def read_run(path: Path) -> tuple[dict[str, list[Group]], dict[str, float], int | None]:
+def read_run(path: Path, group_size: int = 8) -> tuple[dict[str, list[Group]], dict[str, float], int | None]:
     """(family -> its groups in order, family -> the sampler's final predicted_signal, group size) of one run."""
     log = path / "log.jsonl" if path.is_dir() else path
     lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
@@ -69,10 +71,10 @@ def read_run(path: Path) -> tuple[dict[str, list[Group]], dict[str, float], int 
                     line["step"], max(rewards) - min(rewards) > TOLERANCE,
                     sum(r >= SUCCESS for r in rewards), len(rewards)))
     else:
-        groups = _from_cumulative(steps)
+        groups = _from_cumulative(steps, group_size)
     last = _metrics(steps[-1]) if steps else {}
-    predicted = {k[len("key/"):-len("/predicted_signal")]: v for k, v in last.items()
-                 if k.startswith("key/") and k.endswith("/predicted_signal")}
+    predicted = {k[k.find("key/") + 4:-len("/predicted_signal")]: v for k, v in last.items()
+                 if "key/" in k and k.endswith("/predicted_signal")}
     return groups, predicted, size
 
 
@@ -80,19 +82,22 @@ def _metrics(line: dict) -> dict[str, float]:
     return line.get("sampler", line)
 
 
-def _from_cumulative(steps: list[dict]) -> dict[str, list[Group]]:
-    """Per family and step, groups and groups with signal from the cumulative per-key metrics (order in a step
-    unknown: its groups with signal are taken first, which shortens stretches without signal, never lengthens)."""
+def _from_cumulative(steps: list[dict], group_size: int) -> dict[str, list[Group]]:
+    """Per family and step, groups and groups with signal from the cumulative per-key metrics, under any prefix
+    (prime-rl logs them as ``curriculum/<env>/sampler/key/<family>/...``; its adapter logs every family's with
+    ``metrics_families = "all"``). The order in a step is unknown: its groups with signal are taken first, which
+    shortens stretches without signal, never lengthens them."""
     before: dict[str, tuple[float, float]] = {}
     out: dict[str, list[Group]] = {}
     for i, line in enumerate(steps):
         m = _metrics(line)
         for name, episodes in m.items():
-            if not (name.startswith("key/") and name.endswith("/episodes")):
+            at = name.find("key/")
+            if at < 0 or not name.endswith("/episodes"):
                 continue
-            family = name[4:-len("/episodes")]
-            groups_total = m.get(f"key/{family}/groups", episodes / 8)
-            with_signal = m.get(f"key/{family}/observed_signal", 0.0) * groups_total
+            prefix, family = name[:at], name[at + 4:-len("/episodes")]
+            groups_total = episodes / group_size
+            with_signal = m.get(f"{prefix}key/{family}/observed_signal", 0.0) * groups_total
             n0, s0 = before.get(family, (0.0, 0.0))
             n, s = round(groups_total - n0), round(with_signal - s0)
             before[family] = (groups_total, with_signal)
@@ -145,10 +150,12 @@ def stretches(run: list[Group]) -> tuple[int | None, int]:
     return first, longest
 
 
-def calibrate(paths: list[Path]) -> dict[str, dict]:
+def calibrate(paths: list[Path], group_size: int = 8) -> dict[str, dict]:
+    """Per family, over the runs at ``paths`` (``group_size``: the rollouts per group of runs logged as cumulative
+    metrics, which count episodes, not groups)."""
     families: dict[str, Family] = {}
     for path in paths:
-        groups, predicted, _ = read_run(path)
+        groups, predicted, _ = read_run(path, group_size)
         for key, run in groups.items():
             fam = families.setdefault(key, Family())
             fam.groups += run
@@ -222,11 +229,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.worlds.calibration", description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="MLX run directories (with log.jsonl) or JSONL metric files")
     parser.add_argument("--json", type=Path, help="also write the numbers here")
+    parser.add_argument("--group-size", type=int, default=8,
+                        help="rollouts per group, for logs of cumulative metrics only (default 8; MLX logs say)")
     args = parser.parse_args(argv)
     missing = [str(p) for p in args.runs if not (p / "log.jsonl").is_file() and not p.is_file()]
     if missing:
         parser.error(f"no run log at {', '.join(missing)}: give MLX run directories (holding log.jsonl) or JSONL files")
-    result = calibrate(args.runs)
+    if args.group_size < 2:
+        parser.error(f"--group-size must be at least 2 (GRPO compares rollouts), got {args.group_size}")
+    result = calibrate(args.runs, args.group_size)
     print(table(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))

@@ -53,8 +53,9 @@ def test_cumulative_metrics_give_the_same_shares_and_stretches(tmp_path):
             counts = seen.setdefault(x["key"], [0, 0])
             counts[0] += 1
             counts[1] += len(set(x["rewards"])) > 1
-        metrics.append({**{f"key/{k}/episodes": 8.0 * n for k, (n, _) in seen.items()},
-                        **{f"key/{k}/observed_signal": s / n for k, (n, s) in seen.items()}})
+        prefix = "curriculum/env/sampler/"  # as prime-rl's orchestrator names the adapter's metrics
+        metrics.append({**{f"{prefix}key/{k}/episodes": 8.0 * n for k, (n, _) in seen.items()},
+                        **{f"{prefix}key/{k}/observed_signal": s / n for k, (n, s) in seen.items()}})
     (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(m) + "\n" for m in metrics))
     per_group = calibration.calibrate([tmp_path / "run"])
     cumulative = calibration.calibrate([tmp_path / "metrics.jsonl"])
