@@ -258,8 +258,10 @@ def report(out: Path, samplers: list[str]) -> None:
                   f"{' / '.join(f'{a}' for a in r['signal_q'])} of {' / '.join(str(g) for g in r['groups_q'])} | "
                   f"{share:.0%} | {r['step_s']:.1f} | {r['wall_s']:.0f} ({r['cpu_s']:.0f}) | {load} |")
 
-    print("\nHeld-out accuracy per family at the last eval: median over seeds [min, max]; the binomial standard error "
-          "at the median; the seed-to-seed standard deviation")
+    rows = {s: {seed: r for seed, r in by_seed.items() if r["finished"]} for s, by_seed in rows.items()}
+    rows = {s: by_seed for s, by_seed in rows.items() if by_seed}  # from here on, finished runs only
+    print("\nHeld-out accuracy per family at the last eval (finished runs): median over seeds [min, max]; the binomial "
+          "standard error at the median; the seed-to-seed standard deviation")
     print(f"\n| family (questions) | step 0 (SE) | {' | '.join(rows)} |")
     print("|---|---|" + "---|" * len(rows))
     for f in families + ["all"]:
