@@ -1,6 +1,6 @@
 """The repository's layout rules outside the package (docs/architecture.md): `tests/` is imported by nothing else,
 benchmarks and patches never edit `sys.path` (they run as modules, or with PYTHONPATH set by their shell script), and
-every benchmark is a module with its row and exact command in benchmarks/README.md."""
+every benchmark is a module with its row and exact command in benchmarks/README.md; no two test modules share a name."""
 
 from __future__ import annotations
 
@@ -107,3 +107,12 @@ def test_docs_name_only_benchmarks_that_exist(doc):
     paths = set(re.findall(r"\bbenchmarks/[\w/.]*\w", text))
     missing += sorted(p for p in paths if not (ROOT / p).exists())
     assert not missing, f"{rel(doc)} names benchmarks that do not exist: {missing}"
+
+
+def test_no_two_test_modules_share_a_name():
+    """Test folders are not packages, so pytest imports each test module by its file name: two of one name in
+    different folders fail the whole run's collection ("import file mismatch")."""
+    names: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        names.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert not {name: paths for name, paths in names.items() if len(paths) > 1}

@@ -70,6 +70,17 @@ def _replace(state, path, new):
 _DELETE = object()
 
 
+def _with_added_columns(state, keys):
+    """``state`` as a sampler reads it: a curriculum column added since states were first saved, when absent, at 0
+    for every key (curriculum._ADDED_EVIDENCE)."""
+    from openenv_prime.samplers.curriculum import _ADDED_EVIDENCE
+
+    learned = state.get("curriculum")
+    if not isinstance(learned, dict) or all(name in learned for name in _ADDED_EVIDENCE):
+        return state
+    return {**state, "curriculum": {**learned, **{name: [0.0] * keys for name in _ADDED_EVIDENCE if name not in learned}}}
+
+
 def _check_whole_or_nothing(sampler, state):
     before = _snapshot(sampler)
     try:
@@ -78,6 +89,7 @@ def _check_whole_or_nothing(sampler, state):
         assert _snapshot(sampler) == before
         return False
     after = sampler.state_dict()
+    state = _with_added_columns(state, len(sampler.pool.keys))
     for name, value in after.items():  # everything the sampler keeps came from the state
         if name != "config":
             assert value == state[name], name
