@@ -48,25 +48,22 @@ class Group:
 
 @dataclass
 class Family:
-    groups: list[Group] = field(default_factory=list)  # in the order of the run, runs concatenated per run
-    runs: list[list[Group]] = field(default_factory=list)
+    runs: list[list[Group]] = field(default_factory=list)  # per run, the family's groups in the order of the run
     sampler_predicted: list[tuple[float, float]] = field(default_factory=list)  # per run that logged an estimate:
     # (the sampler's mean estimate at draw time, that run's observed share), so the ratio compares the same runs
 
 
-def read_run(path: Path, group_size: int = 8) -> tuple[dict[str, list[Group]], dict[str, float], int | None]:
-    """(family -> its groups in order, family -> the sampler's final predicted_signal, group size) of one run."""
+def read_run(path: Path, group_size: int = 8) -> tuple[dict[str, list[Group]], dict[str, float]]:
+    """(family -> its groups in order, family -> the sampler's final predicted_signal) of one run."""
     log = path / "log.jsonl" if path.is_dir() else path
     lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
     steps = [line for line in lines if line.get("type", "step") == "step"]
     steps = list({line.get("step", i): line for i, line in enumerate(steps)}.values())  # a resumed step: the last
     groups: dict[str, list[Group]] = {}
-    size = None
     if steps and "group_rewards" in steps[0]:
         for line in steps:
             for g in line["group_rewards"]:
                 rewards = g["rewards"]
-                size = len(rewards)
                 groups.setdefault(g["key"], []).append(Group(
                     line["step"], max(rewards) - min(rewards) > TOLERANCE,
                     sum(r >= SUCCESS for r in rewards), len(rewards)))
@@ -75,7 +72,7 @@ def read_run(path: Path, group_size: int = 8) -> tuple[dict[str, list[Group]], d
     last = _metrics(steps[-1]) if steps else {}
     predicted = {k[k.find("key/") + 4:-len("/predicted_signal")]: v for k, v in last.items()
                  if "key/" in k and k.endswith("/predicted_signal")}
-    return groups, predicted, size
+    return groups, predicted
 
 
 def _metrics(line: dict) -> dict[str, float]:
@@ -117,21 +114,19 @@ def windowed_p(groups: list[Group], i: int) -> float | None:
     return sum(g.successes for g in near) / total if total else None
 
 
-def beta_binomial_rho(groups: list[Group]) -> tuple[float, float] | None:
-    """(rho, per-task SD of p): the method-of-moments intra-class correlation of success counts, per window of
-    2*WINDOW+1 steps pooled (p moves as the policy learns); None where too few groups or no spread in p."""
-    counts = [g for g in groups if g.successes is not None]
+def beta_binomial_rho(groups: list[Group], ps: list[float | None]) -> tuple[float, float] | None:
+    """(rho, per-task SD of p): the method-of-moments intra-class correlation of success counts, each group against
+    its windowed p (``ps``, p moves as the policy learns); None where too few groups or no spread in p."""
+    counts = [(g, p) for g, p in zip(groups, ps) if g.successes is not None]
     if len(counts) < 4:
         return None
-    g_size = counts[0].size
     excess, base, spread = 0.0, 0.0, []
-    for i, g in enumerate(counts):
-        p = windowed_p(counts, i)
+    for g, p in counts:
         if p is None or p in (0.0, 1.0):
             continue
         share = g.successes / g.size
-        excess += (share - p) ** 2 - p * (1 - p) / g_size
-        base += p * (1 - p) * (1 - 1 / g_size)
+        excess += (share - p) ** 2 - p * (1 - p) / g.size
+        base += p * (1 - p) * (1 - 1 / g.size)
         spread.append(p)
     if base == 0.0:
         return None
@@ -155,28 +150,30 @@ def calibrate(paths: list[Path], group_size: int = 8) -> dict[str, dict]:
     metrics, which count episodes, not groups)."""
     families: dict[str, Family] = {}
     for path in paths:
-        groups, predicted, _ = read_run(path, group_size)
+        groups, predicted = read_run(path, group_size)
         for key, run in groups.items():
             fam = families.setdefault(key, Family())
-            fam.groups += run
             fam.runs.append(run)
             if key in predicted and run:
                 fam.sampler_predicted.append((predicted[key], sum(g.signal for g in run) / len(run)))
     out = {}
     for key in sorted(families, key=_family_order):
         fam = families[key]
-        n = len(fam.groups)
-        observed = sum(g.signal for g in fam.groups) / n if n else math.nan
-        binom, zero_obs, zero_pred = [], [], []
+        every = [g for run in fam.runs for g in run]
+        n = len(every)
+        observed = sum(g.signal for g in every) / n if n else math.nan
+        binom, zero_obs, zero_pred, rho = [], [], [], []
         for run in fam.runs:
-            for i, g in enumerate(run):
-                p = windowed_p(run, i)
+            ps = [windowed_p(run, i) for i in range(len(run))]
+            for g, p in zip(run, ps):
                 if p is None or g.successes is None:
                     continue
                 binom.append(binomial_signal(p, g.size))
                 zero_obs.append(g.successes == 0)
                 zero_pred.append((1 - p) ** g.size)
-        rho = [r for r in (beta_binomial_rho(run) for run in fam.runs) if r is not None]
+            found = beta_binomial_rho(run, ps)
+            if found is not None:
+                rho.append(found)
         firsts = [stretches(run) for run in fam.runs if run]
         out[key] = {
             "runs": len(fam.runs), "groups": n, "observed": observed,
@@ -185,8 +182,8 @@ def calibrate(paths: list[Path], group_size: int = 8) -> dict[str, dict]:
             "sampler_observed": statistics.mean(o for _, o in fam.sampler_predicted) if fam.sampler_predicted else None,
             "no_success_observed": statistics.mean(zero_obs) if zero_obs else None,
             "no_success_binomial": statistics.mean(zero_pred) if zero_pred else None,
-            "success_rate": (sum(g.successes for g in fam.groups if g.successes is not None)
-                             / max(1, sum(g.size for g in fam.groups if g.size))) if binom else None,
+            "success_rate": (sum(g.successes for g in every if g.successes is not None)
+                             / max(1, sum(g.size for g in every if g.size))) if binom else None,
             "rho": statistics.median(r for r, _ in rho) if rho else None,
             "task_sd": statistics.median(sd for _, sd in rho) if rho else None,
             "first_signal": [f for f, _ in firsts],
