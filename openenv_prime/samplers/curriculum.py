@@ -11,7 +11,7 @@ policy can nearly do (at G=8: p = 0.75 weighs 0.23, 0.9 weighs 0.023, 0.97 weigh
 nothing changes). The default, ``signal="calibrated"``, is frontier checked against what the key's groups
 did: the binomial formula assumes every task of a key succeeds at the key's p, but the tasks of a real
 family differ (some always solved, some never), so its groups are all-equal more often than the formula
-says; in SmolLM2 runs it over-predicted 1.3-2x (docs/samplers.md, calibration). Per key, the decayed count
+says; in SmolLM2 runs it over-predicted 1.7-2.1x (docs/samplers.md, calibration). Per key, the decayed count
 of groups that had signal over the decayed sum of the signal predicted for them, each with a prior of
 ``CALIBRATION_PRIOR`` groups, gives a ratio r; the signal estimate is ``signal * min(1, r)`` and the weight
 uses ``min(1, r / FULL_RATIO)``, so a key whose groups give at least half the predicted signal keeps its
@@ -25,11 +25,11 @@ only format noise, which thresholding rewards at ``success_threshold`` never doe
 0.005 for calibrated, frontier and headroom, 0.02 otherwise, as the RFC had it) is the floor that keeps
 every key drawn. The suite in benchmarks/worlds/ chose these (docs/samplers.md).
 
-Within a key, ``within="signal"`` (the default with frontier) draws the key's shuffle cycle thinned by
-each task's own evidence, which ``update(task, ...)`` reports (``taskevidence.py``): tasks of a tier
-that are always or never solved are skipped in proportion; ``within="cycle"`` takes every task in turn.
-In every mode the metric ``observed_signal`` counts groups whose rewards differ by more than
-``tolerance`` (what GRPO sees), beside ``predicted_signal``, the estimate at draw time.
+Within a key, ``within="signal"`` (the default with calibrated and frontier) draws the key's shuffle
+cycle thinned by each task's own evidence, which ``update(task, ...)`` reports (``taskevidence.py``):
+tasks of a tier that are always or never solved are skipped in proportion; ``within="cycle"`` takes
+every task in turn. In every mode the metric ``observed_signal`` counts groups whose rewards differ by
+more than ``tolerance`` (what GRPO sees), beside ``predicted_signal``, the estimate at draw time.
 
 Counts are stored as evidence apart from the prior (``s = gamma**n + evidence``) so that states of
 several workers merge exactly (see ``merge.py``). Cost is counted and reported, never weighed: dividing
