@@ -149,9 +149,8 @@ def baseline_eval(out: Path) -> dict | None:
     before any run made it. Refuses runs whose step-0 evals differ: they would not be the same model and questions."""
     found = None
     for log in sorted(out.glob("seed*/*/log.jsonl")):
-        for line in log.read_text().splitlines():
-            record = json.loads(line) if '"eval"' in line else None
-            if record and record["type"] == "eval" and record["step"] == 0:
+        for record in records(log.parent)[1]:
+            if record["step"] == 0:
                 if found is not None and record["accuracy"] != found["accuracy"]:
                     raise SystemExit(f"{log}: its step-0 eval differs from another run's in {out}: not one comparison")
                 found = record
