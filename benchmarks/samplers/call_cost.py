@@ -24,8 +24,9 @@ SAMPLERS = {
     "sequential": lambda tasks: SequentialSampler(tasks),
     "uniform (tasks)": lambda tasks: UniformSampler(tasks, over="tasks"),
     "uniform (keys)": lambda tasks: UniformSampler(tasks, over="keys"),
-    "curriculum (frontier, the default)": lambda tasks: CurriculumSampler(tasks, group_size=8),
-    "curriculum (headroom, before)": lambda tasks: CurriculumSampler(tasks, group_size=8, signal="headroom"),
+    "curriculum (calibrated, the default)": lambda tasks: CurriculumSampler(tasks, group_size=8),
+    "curriculum (frontier, before)": lambda tasks: CurriculumSampler(tasks, group_size=8, signal="frontier"),
+    "curriculum (headroom)": lambda tasks: CurriculumSampler(tasks, group_size=8, signal="headroom"),
     "curriculum (binary, RFC)": lambda tasks: CurriculumSampler(tasks, group_size=8, signal="binary"),
     "curriculum (variance)": lambda tasks: CurriculumSampler(tasks, group_size=8, signal="variance"),
 }
