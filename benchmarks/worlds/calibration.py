@@ -1,6 +1,10 @@
 """Calibration from real runs: what the simulator must reproduce about each task family, read from run logs.
 
     .venv/bin/python -m benchmarks.worlds.calibration runs/compare-9/seed0/frontier ... [--json OUT.json]
+    .venv/bin/python -m benchmarks.worlds.calibration --simulate calibrated --samplers "GRESO (families)" --seeds 10
+
+The second form measures the simulator's world the same way, from the groups its runs train on, so a world is
+checked against real runs with the same estimators.
 
 A run is an MLX trainer run directory (its ``log.jsonl``), or a JSONL file of flat metric dicts, one per step, as
 prime-rl's orchestrator logs the adapter's ``metrics()`` (``curriculum/<env>/sampler/key/<family>/...``; set the
@@ -18,6 +22,9 @@ all runs given:
   success, observed vs binomial.
 - **how long a family without signal stays so**: the groups before its first group with signal (``never`` when it
   gave none), and its longest stretch of groups without signal.
+- **how a family's signal runs out as it is trained on**: the share of groups with signal among each run's 1st-10th
+  group of the family, its 11th-20th, and so on (``DRAW_BIN``), pooled over runs. A family the policy learns from
+  gives less as its tasks become always solved, so a sampler that draws it more gets less from each later group.
 
 Per-group rewards come from the MLX trainer's step lines (``group_rewards``); older logs and prime-rl metrics give
 per step only how many groups a family had and how many had signal (cumulative ``key/<family>/episodes`` and
@@ -36,6 +43,7 @@ from pathlib import Path
 SUCCESS = 1.0  # a reward at least this is a success (the curriculum's success_threshold)
 TOLERANCE = 1e-6  # rewards differing by more than this give GRPO signal
 WINDOW = 4  # steps either side of a group whose groups of the same family estimate its p
+DRAW_BIN, DRAW_BINS = 10, 5  # signal by the family's own groups so far: bins of 10, the last open (41st on)
 
 
 @dataclass
@@ -145,12 +153,56 @@ def stretches(run: list[Group]) -> tuple[int | None, int]:
     return first, longest
 
 
+def by_own_draws(runs: list[list[Group]]) -> list[list[int]]:
+    """[groups, groups with signal] per bin of each run's groups of the family in their order (DRAW_BIN a bin)."""
+    bins = [[0, 0] for _ in range(DRAW_BINS)]
+    for run in runs:
+        for i, g in enumerate(run):
+            b = bins[min(i // DRAW_BIN, DRAW_BINS - 1)]
+            b[0] += 1
+            b[1] += g.signal
+    return bins
+
+
 def calibrate(paths: list[Path], group_size: int = 8) -> dict[str, dict]:
     """Per family, over the runs at ``paths`` (``group_size``: the rollouts per group of runs logged as cumulative
     metrics, which count episodes, not groups)."""
+    return calibrate_runs([read_run(path, group_size) for path in paths])
+
+
+def simulated_runs(world: str, samplers: list[str], seeds: range) -> list[tuple[dict[str, list[Group]], dict[str, float]]]:
+    """The groups each simulated run trained on, per family, as ``read_run`` gives a real run's (no sampler estimate)."""
+    from benchmarks.worlds import suite
+    from benchmarks.worlds.simulate import simulate
+    from benchmarks.worlds.worlds import WORLDS
+
+    runs = []
+    for name in samplers:
+        for seed in seeds:
+            groups: dict[str, list[Group]] = {}
+
+            class Recorded(WORLDS[world]):  # type: ignore[misc,valid-type]
+                step = 1
+
+                def teach(self, task: int, successes: int) -> bool:
+                    family = self.layout.family_of[task]
+                    groups.setdefault(self.family_name(family), []).append(
+                        Group(self.step, 0 < successes < self.group_size, successes, self.group_size))
+                    return super().teach(task, successes)
+
+                def after_step(self, step: int, trained: set[int], rng) -> None:
+                    super().after_step(step, trained, rng)
+                    self.step = step + 2  # the next step, counted from 1 as the trainer's logs do
+
+            simulate(Recorded, suite.SAMPLERS[name], seed)
+            runs.append((groups, {}))
+    return runs
+
+
+def calibrate_runs(read: list[tuple[dict[str, list[Group]], dict[str, float]]]) -> dict[str, dict]:
+    """Per family, over runs as ``read_run`` gives them: (family -> groups, family -> the sampler's estimate)."""
     families: dict[str, Family] = {}
-    for path in paths:
-        groups, predicted = read_run(path, group_size)
+    for groups, predicted in read:
         for key, run in groups.items():
             fam = families.setdefault(key, Family())
             fam.runs.append(run)
@@ -186,6 +238,7 @@ def calibrate(paths: list[Path], group_size: int = 8) -> dict[str, dict]:
                              / max(1, sum(g.size for g in every if g.size))) if binom else None,
             "rho": statistics.median(r for r, _ in rho) if rho else None,
             "task_sd": statistics.median(sd for _, sd in rho) if rho else None,
+            "by_own_draws": by_own_draws(fam.runs),
             "first_signal": [f for f, _ in firsts],
             "longest_without": [w for _, w in firsts],
         }
@@ -202,7 +255,8 @@ def table(result: dict[str, dict]) -> str:
         return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, fmt)
 
     head = ("family", "runs", "groups", "success rate", "observed signal", "binomial (ratio)", "sampler's own (ratio)",
-            "no success obs / binomial", "rho", "per-task SD of p", "groups to first signal", "longest without")
+            "no success obs / binomial", "rho", "per-task SD of p", "groups to first signal", "longest without",
+            f"signal by own groups ({' / '.join(_bin_names())})")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key, r in result.items():
         obs = r["observed"]
@@ -218,17 +272,35 @@ def table(result: dict[str, dict]) -> str:
             f"| {key} | {r['runs']} | {r['groups']} | {num(r['success_rate'])} | {num(obs)} | "
             f"{num(r['binomial'])}{ratio(r['binomial'])} | {num(r['sampler'])}{ratio(r['sampler'], r['sampler_observed'])} | "
             f"{num(r['no_success_observed'])} / {num(r['no_success_binomial'])} | {num(r['rho'])} | {num(r['task_sd'])} | "
-            f"{first.lstrip(', ')} | median {statistics.median(r['longest_without']):.0f}, max {max(r['longest_without'])} |")
+            f"{first.lstrip(', ')} | median {statistics.median(r['longest_without']):.0f}, max {max(r['longest_without'])} | "
+            f"{' / '.join(f'{s / n:.2f}' if n else '-' for n, s in r['by_own_draws'])} |")
     return "\n".join(lines)
+
+
+def _bin_names() -> list[str]:
+    names = [f"{b * DRAW_BIN + 1}-{(b + 1) * DRAW_BIN}" for b in range(DRAW_BINS - 1)]
+    return names + [f"{(DRAW_BINS - 1) * DRAW_BIN + 1}+"]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.worlds.calibration", description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="+", type=Path, help="MLX run directories (with log.jsonl) or JSONL metric files")
+    parser.add_argument("runs", nargs="*", type=Path, help="MLX run directories (with log.jsonl) or JSONL metric files")
+    parser.add_argument("--simulate", metavar="WORLD", help="measure a world of the simulator instead (e.g. calibrated)")
+    parser.add_argument("--samplers", nargs="+", default=["curriculum"],
+                        help="with --simulate: the samplers whose runs are pooled, by their suite names")
+    parser.add_argument("--seeds", type=int, default=10, help="with --simulate: runs per sampler (seeds 0..N-1)")
     parser.add_argument("--json", type=Path, help="also write the numbers here")
     parser.add_argument("--group-size", type=int, default=8,
                         help="rollouts per group, for logs of cumulative metrics only (default 8; MLX logs say)")
     args = parser.parse_args(argv)
+    if args.simulate:
+        result = calibrate_runs(simulated_runs(*_simulation(parser, args)))
+        print(table(result))
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=1))
+        return 0
+    if not args.runs:
+        parser.error("give run directories or JSONL files, or --simulate WORLD")
     missing = [str(p) for p in args.runs if not (p / "log.jsonl").is_file() and not p.is_file()]
     if missing:
         parser.error(f"no run log at {', '.join(missing)}: give MLX run directories (holding log.jsonl) or JSONL files")
@@ -239,6 +311,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
     return 0
+
+
+def _simulation(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[str, list[str], range]:
+    from benchmarks.worlds import suite
+    from benchmarks.worlds.worlds import WORLDS
+
+    if args.simulate not in WORLDS:
+        parser.error(f"--simulate {args.simulate!r}: no such world; choose one of {', '.join(WORLDS)}")
+    unknown = [name for name in args.samplers if name not in suite.SAMPLERS]
+    if unknown:
+        parser.error(f"--samplers: unknown {', '.join(map(repr, unknown))}; choose among {', '.join(suite.SAMPLERS)}")
+    if args.seeds < 1:
+        parser.error(f"--seeds must be at least 1, got {args.seeds}")
+    return args.simulate, args.samplers, range(args.seeds)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Calibration from run logs (benchmarks/worlds/calibration.py) measures what it claims, and the calibrated world
-reproduces the ordering real runs gave (GRESO ahead of the frontier rule, both ahead of uniform)."""
+reproduces what real runs gave: GRESO ahead of the frontier rule, both ahead of uniform, and a family's signal running
+out as it is trained on."""
 
 import json
 import random
@@ -83,3 +84,32 @@ def test_the_calibrated_world_reproduces_the_real_runs_ordering():
     frontier, greso, uniform = runs.values()
     assert sum(g.signal > f.signal for g, f in zip(greso, frontier)) > 40
     assert sum(f.signal > u.signal for f, u in zip(frontier, uniform)) > 50
+
+
+def test_signal_by_own_draws_falls_for_a_family_that_is_learned_and_not_for_one_that_is_not(tmp_path):
+    drawn = {"learned": 0}
+
+    def learned(rng):  # p rises with each group of the family: its tasks become always solved
+        drawn["learned"] += 1
+        return min(1.0, 0.4 + 0.03 * drawn["learned"])
+
+    _write_run(tmp_path / "run", {"learned": learned, "flat": lambda rng: 0.5}, steps=30)
+    result = calibration.calibrate([tmp_path / "run"])
+    learned_bins, flat_bins = result["learned"]["by_own_draws"], result["flat"]["by_own_draws"]
+    assert [n for n, _ in learned_bins][:4] == [10, 10, 10, 10]  # each run's groups of a family, in order, by tens
+    assert sum(n for n, _ in learned_bins) == result["learned"]["groups"]
+    share = [s / n for n, s in learned_bins]
+    assert share[0] > 0.8 and share[-1] < 0.2  # p 0.43-0.7 at first, 1.0 from the 20th group
+    assert all(s / n >= 0.8 for n, s in flat_bins)  # p 0.5 all along: 99% of groups differ
+    assert "signal by own groups (1-10 / 11-20 / 21-30 / 31-40 / 41+)" in calibration.table(result)
+
+
+def test_the_calibrated_world_runs_a_family_out_of_signal_as_the_real_runs_do():
+    """Real runs (docs/samplers.md): products/0 gave signal on 0.73 of its first 10 groups and 0.41 of its 31st-40th;
+    measured on the simulator with the same estimator, over the same four samplers' runs."""
+    samplers = ["curriculum calibrated (before)", "curriculum frontier (before)", "GRESO (families)", "uniform"]
+    result = calibration.calibrate_runs(calibration.simulated_runs("calibrated", samplers, range(15)))
+    assert set(result) == {f"{d}/{t}" for d in ("products", "chain_sum", "basic_arithmetic") for t in range(3)}
+    products = [s / n for n, s in result["products/0"]["by_own_draws"][:4]]
+    assert products[0] - products[3] > 0.1
+    assert all(result[f"{d}/{t}"]["observed"] == 0.0 for d in ("products", "chain_sum") for t in (1, 2))
