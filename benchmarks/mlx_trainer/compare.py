@@ -39,9 +39,10 @@ from pathlib import Path
 from benchmarks.mlx_trainer.common import SYSTEM_PROMPT, finished, model_path, records
 
 # The package's samplers by the name a run directory takes: (sampler name, kwargs). "curriculum" is whatever the
-# package's default is when the comparison runs; "frontier" pins the default of 2026-12-04 (signal="frontier").
+# package's default is when the comparison runs; "frontier" pins the default of 2026-12-04 (signal="frontier"),
+# "reach" the calibrated rule with tiers out of reach dropped to the floor (docs/mlx.md).
 PACKAGE_SAMPLERS = {"curriculum": ("curriculum", {}), "frontier": ("curriculum", {"signal": "frontier"}),
-                    "uniform": ("uniform", {})}
+                    "reach": ("curriculum", {"signal": "reach"}), "uniform": ("uniform", {})}
 PEER = "greso"  # the strongest 2025 peer (docs/mlx.md says why); --samplers takes another of peer_sampler.PEERS
 REACH = 0.1  # a family is "in reach" when some eval of some run answers at least this share of it
 

@@ -28,6 +28,7 @@ SAMPLERS: dict[str, Callable[..., peers.Peer]] = {
     "sequential (shuffled)": peers.sequential("shuffled"),
     "uniform": peers.uniform(),
     "curriculum": peers.curriculum(),
+    "curriculum (reach)": peers.curriculum(signal="reach"),
     "curriculum (frontier, before)": peers.curriculum(signal="frontier"),
     "curriculum (headroom)": peers.curriculum(signal="headroom"),
     "curriculum (binary, RFC)": peers.curriculum(signal="binary"),

@@ -21,7 +21,7 @@ def _key(sampler, key="k0"):
 
 def _pair(**kwargs):
     tasks = make_pool([1, 1])
-    return CurriculumSampler(tasks, **kwargs), CurriculumSampler(tasks, signal="frontier", **kwargs)
+    return CurriculumSampler(tasks, signal="calibrated", **kwargs), CurriculumSampler(tasks, signal="frontier", **kwargs)
 
 
 def test_a_key_whose_groups_never_differ_loses_its_weight_by_the_ratio_rule():
