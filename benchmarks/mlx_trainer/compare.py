@@ -87,26 +87,39 @@ def compare(args) -> None:
     model = "smollm2-135m"
     if args.model == "tiny":  # built once, so that a resumed compare trains the same model
         model = str(out / "tiny") if (out / "tiny" / "config.json").is_file() else model_path("tiny", out)
-    todo = [(seed, s) for seed in args.seeds for s in args.samplers if not finished(out / f"seed{seed}" / s)]
+    names = {s: run_name(s, args.learning_rate) for s in args.samplers}
+    todo = [(seed, s) for seed in args.seeds for s in args.samplers if not finished(out / f"seed{seed}" / names[s])]
     if todo:
         sizes = ["--train-size", str(args.train_size), "--heldout-size", str(args.heldout_size)]
         with local_server("reasoning-gym", datasets=args.datasets, tiers=args.tiers, max_sessions=64,
                           extra_args=sizes) as url:
             for seed, sampler in todo:
-                run = out / f"seed{seed}" / sampler
-                spec = run.with_suffix(".json")
+                run = out / f"seed{seed}" / names[sampler]
+                spec = spec_path(run)
                 if run.is_dir() and spec.is_file():  # started: resume under the config it started with
                     config = json.loads(spec.read_text())["config"]
                 else:  # step 0 is the untrained model's greedy eval, the same in every run: made once per comparison
                     config = run_config(args, sampler, seed, model)
+                    if args.learning_rate is not None:
+                        config["grpo"]["learning_rate"] = args.learning_rate
                     config["eval"]["first"] = baseline_eval(out) is None
                 run_one(run, config, sampler, url)
-    report(out, args.samplers)
+    report(out, list(names.values()))
+
+
+def run_name(sampler: str, learning_rate: float | None) -> str:
+    """A run's directory name: the sampler's, with ``-lr<LR>`` where the learning rate is not the pinned one."""
+    return sampler if learning_rate is None else f"{sampler}-lr{learning_rate:g}"
+
+
+def spec_path(run: Path) -> Path:
+    """OUT/seedN/NAME.json beside the run directory (a name may hold dots: reach-lr5e-05, uniform-lr0.0005)."""
+    return run.parent / f"{run.name}.json"
 
 
 def run_one(run: Path, config: dict, sampler: str, url: str) -> None:
     """Train (or resume) one run in a child process; add its wall and CPU time and the load average to bench.json."""
-    spec = run.with_suffix(".json")
+    spec = spec_path(run)
     spec.parent.mkdir(parents=True, exist_ok=True)
     spec.write_text(json.dumps({"sampler": sampler, "peer": None if sampler in PACKAGE_SAMPLERS else sampler,
                                 "config": config}, indent=1))
@@ -388,8 +401,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
     parser.add_argument("--samplers", nargs="+", default=["curriculum", "uniform", PEER],
-                        choices=[*PACKAGE_SAMPLERS, *PEERS],
-                        help="in this order within each seed; a peer name runs benchmarks/worlds/peer_sampler.py's adapter")
+                        help=f"in this order within each seed, of {', '.join([*PACKAGE_SAMPLERS, *PEERS])}; a peer "
+                             "name runs benchmarks/worlds/peer_sampler.py's adapter. With --report-only, run directory "
+                             "names (e.g. reach-lr5e-05) are taken too")
+    parser.add_argument("--learning-rate", type=float, default=None,
+                        help="instead of the pinned 1e-4; the runs go to seedN/SAMPLER-lrLR (e.g. reach-lr5e-05)")
     parser.add_argument("--steps", type=int, default=16)
     parser.add_argument("--datasets", type=lambda s: s.split(","), default=["products", "basic_arithmetic"],
                         help="reasoning-gym datasets, comma-separated; families are dataset x tier")
@@ -410,12 +426,28 @@ def main() -> None:
     parser.add_argument("--run", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    known = [*PACKAGE_SAMPLERS, *PEERS]
+    for name in args.samplers:
+        base, _, rate = name.partition("-lr")
+        if base not in known or (rate and not args.report_only) or (rate and not _is_float(rate)):
+            parser.error(f"--samplers {name!r}: choose among {', '.join(known)} (with --report-only also a run "
+                         "directory name such as reach-lr5e-05); set the learning rate with --learning-rate")
+    if args.learning_rate is not None and not args.learning_rate > 0:
+        parser.error(f"--learning-rate must be > 0, got {args.learning_rate}")
     if args.train_one:
         train_one(args.train_one, args.run, args.url)
     elif args.report_only:
         report(Path(args.out), args.samplers)
     else:
         compare(args)
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 if __name__ == "__main__":

@@ -113,3 +113,28 @@ def test_the_comparisons_sign_test_is_the_binomial_two_sided_p():
     assert sign_test(9, 1) == 2 * (1 + 10) / 2**10
     assert sign_test(5, 5) == sign_test(0, 0) == 1.0
     assert all(sign_test(a, 10 - a) <= sign_test(a + 1, 9 - a) for a in range(5))  # more even splits, larger p
+
+
+@pytest.mark.slow
+def test_a_comparison_at_another_learning_rate_keeps_its_runs_apart_and_reports_them_by_name(tmp_path):
+    """--learning-rate trains into seedN/SAMPLER-lrLR with that rate in the run's config; --report-only takes the name,
+    and training under such a name is refused (the rate is set only by the flag)."""
+    import json
+    import subprocess
+
+    out = tmp_path / "cmp"
+    base = [sys.executable, "-m", "benchmarks.mlx_trainer.compare", "--model", "tiny", "--seeds", "0", "--steps", "1",
+            "--datasets", "products", "--train-size", "8", "--heldout-size", "3", "--eval-every", "0",
+            "--group-size", "2", "--out", str(out), "--samplers", "uniform"]
+    done = subprocess.run(base + ["--learning-rate", "0.0005"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=HANG_GUARD_S)
+    assert done.returncode == 0, done.stderr[-3000:]
+    spec = json.loads((out / "seed0" / "uniform-lr0.0005.json").read_text())
+    assert spec["config"]["grpo"]["learning_rate"] == 0.0005 and not (out / "seed0" / "uniform").exists()
+    assert "| uniform-lr0.0005 | 0 |" in done.stdout
+    report = subprocess.run(base[:-2] + ["--report-only", "--samplers", "uniform-lr0.0005"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert report.returncode == 0 and "| uniform-lr0.0005 | 0 |" in report.stdout, report.stderr[-2000:]
+    refused = subprocess.run(base[:-2] + ["--samplers", "uniform-lr0.0005"], cwd=ROOT, capture_output=True, text=True,
+                             timeout=HANG_GUARD_S)
+    assert refused.returncode == 2 and "set the learning rate with --learning-rate" in refused.stderr
