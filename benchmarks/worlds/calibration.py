@@ -295,18 +295,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.simulate:
         result = calibrate_runs(simulated_runs(*_simulation(parser, args)))
-        print(table(result))
-        if args.json:
-            args.json.write_text(json.dumps(result, indent=1))
-        return 0
-    if not args.runs:
-        parser.error("give run directories or JSONL files, or --simulate WORLD")
-    missing = [str(p) for p in args.runs if not (p / "log.jsonl").is_file() and not p.is_file()]
-    if missing:
-        parser.error(f"no run log at {', '.join(missing)}: give MLX run directories (holding log.jsonl) or JSONL files")
-    if args.group_size < 2:
-        parser.error(f"--group-size must be at least 2 (GRPO compares rollouts), got {args.group_size}")
-    result = calibrate(args.runs, args.group_size)
+    else:
+        if not args.runs:
+            parser.error("give run directories or JSONL files, or --simulate WORLD")
+        missing = [str(p) for p in args.runs if not (p / "log.jsonl").is_file() and not p.is_file()]
+        if missing:
+            parser.error(f"no run log at {', '.join(missing)}: give MLX run directories (holding log.jsonl) or JSONL "
+                         "files")
+        if args.group_size < 2:
+            parser.error(f"--group-size must be at least 2 (GRPO compares rollouts), got {args.group_size}")
+        result = calibrate(args.runs, args.group_size)
     print(table(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))

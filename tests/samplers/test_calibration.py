@@ -113,3 +113,16 @@ def test_the_calibrated_world_runs_a_family_out_of_signal_as_the_real_runs_do():
     products = [s / n for n, s in result["products/0"]["by_own_draws"][:4]]
     assert products[0] - products[3] > 0.1
     assert all(result[f"{d}/{t}"]["observed"] == 0.0 for d in ("products", "chain_sum") for t in (1, 2))
+
+
+def test_the_cli_measures_a_simulated_world_and_names_a_bad_world_or_sampler(capsys):
+    assert calibration.main(["--simulate", "calibrated", "--samplers", "uniform", "--seeds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "| products/0 | 2 |" in out and "| basic_arithmetic/2 | 2 |" in out  # every family, over 2 runs
+    for argv, message in ((["--simulate", "nowhere"], "no such world"),
+                          (["--simulate", "calibrated", "--samplers", "nobody"], "unknown 'nobody'"),
+                          (["--simulate", "calibrated", "--seeds", "0"], "at least 1"),
+                          ([], "or --simulate WORLD")):
+        with pytest.raises(SystemExit) as exit_:
+            calibration.main(argv)
+        assert exit_.value.code == 2 and message in capsys.readouterr().err
