@@ -66,7 +66,8 @@ def run_config(args, sampler: str, seed: int, model: str) -> dict:
     settings = json.loads(json.dumps(SMOLLM2 if args.model == "smollm2" else TINY))
     settings.setdefault("model", {})["path"] = model
     settings["grpo"].update({k: v for k, v in (("tasks_per_step", args.tasks_per_step), ("group_size", args.group_size),
-                                               ("max_new_tokens", args.max_tokens)) if v is not None})
+                                               ("max_new_tokens", args.max_tokens),
+                                               ("learning_rate", args.learning_rate)) if v is not None})
     tokens = settings["grpo"]["max_new_tokens"]
     return {
         **settings, "seed": seed, "steps": args.steps, "plot": False,
@@ -100,8 +101,6 @@ def compare(args) -> None:
                     config = json.loads(spec.read_text())["config"]
                 else:  # step 0 is the untrained model's greedy eval, the same in every run: made once per comparison
                     config = run_config(args, sampler, seed, model)
-                    if args.learning_rate is not None:
-                        config["grpo"]["learning_rate"] = args.learning_rate
                     config["eval"]["first"] = baseline_eval(out) is None
                 run_one(run, config, sampler, url)
     report(out, list(names.values()))
