@@ -97,7 +97,7 @@ def report(results: dict[str, list[Run]], seeds: int, budget: int, seconds: floa
         print(f"curriculum / uniform, signal share: {spread(share, '.2f')} (curriculum higher on {higher}/{len(share)} seeds)")
         print(f"uniform / curriculum, episodes to all solved: {speedups(cur, uni, budget)} "
               f"(curriculum faster on {faster}/{len(cur)} seeds)")
-    for other in ("curriculum (frontier, before)", "curriculum (headroom)", "curriculum (binary, RFC)"):
+    for other in ("curriculum (reach)", "curriculum (frontier, before)", "curriculum (headroom)", "curriculum (binary, RFC)"):
         if "uniform" in results and other in results:
             runs, uni = results[other], results["uniform"]
             share = [c.signal / u.signal for c, u in zip(runs, uni)]
