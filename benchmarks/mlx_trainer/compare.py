@@ -198,6 +198,14 @@ def load_runs(out: Path, samplers: list[str]) -> dict[str, dict[int, dict]]:
     return runs
 
 
+def families_in_reach(runs: dict[str, dict[int, dict]]) -> list[str]:
+    """The families some eval of some run answers at least REACH of, in the report's order (tier, then name)."""
+    families = {f for by in runs.values() for r in by.values() for e in r["evals"] for f in e["accuracy"]}
+    return sorted((f for f in families if any(e["accuracy"].get(f, 0) >= REACH for by in runs.values()
+                                              for r in by.values() for e in r["evals"])),
+                  key=lambda f: (f.split("/")[-1], f))
+
+
 def quarters(values: list[float]) -> list[list[float]]:
     n = len(values)
     return [values[i * n // 4:(i + 1) * n // 4] for i in range(4)]
@@ -248,8 +256,7 @@ def report(out: Path, samplers: list[str]) -> None:
     any_row = next(iter(next(iter(rows.values())).values()))
     families = sorted(any_row["first"]["accuracy"], key=lambda f: (f.split("/")[-1], f))
     n = any_row["first"]["n"]
-    reach = [f for f in families if any(e["accuracy"].get(f, 0) >= REACH for by in runs.values() for r in by.values()
-                                        for e in r["evals"])]
+    reach = families_in_reach(runs)
     print(f"\n{len(families)} families, held-out questions per family: "
           f"{', '.join(f'{f} {n[f]}' for f in families)}; in reach (held-out accuracy >= {REACH} at some eval): "
           f"{', '.join(reach) or 'none'}")

@@ -31,7 +31,7 @@ def test_each_benchmark_module_starts():
     import subprocess
 
     names = {path.stem for path in BENCHMARKS.glob("*.py")} - {"__init__", "common", "tiny_world"}
-    assert names == {"speed", "compare", "interrupt", "vs_mlx_lm_lora", "quantized", "default_run", "blas"}
+    assert names == {"speed", "compare", "signal_quality", "interrupt", "vs_mlx_lm_lora", "quantized", "default_run", "blas"}
     for name in sorted(names):
         done = subprocess.run([sys.executable, "-m", f"benchmarks.mlx_trainer.{name}", "--help"], cwd=ROOT,
                               capture_output=True, text=True, timeout=HANG_GUARD_S)
