@@ -1,6 +1,5 @@
-"""The package default vs uniform vs the strongest 2025 peer (GRESO per family), and `frontier` (the default before,
-pinned) where asked, in real SmolLM2 training runs, judged on
-held-out questions: reasoning-gym datasets in tiers on one local server, whose `heldout` split asks questions no train
+"""The package default vs uniform vs the strongest 2025 peer (GRESO per family), and the package's other rules
+(`frontier`, `calibrated`, `reach`, pinned) where asked, in real SmolLM2 training runs, judged on held-out questions: reasoning-gym datasets in tiers on one local server, whose `heldout` split asks questions no train
 task of their family asks; per seed one run of each sampler, interleaved (seed 0: curriculum, uniform, peer; seed 1:
 ...), so the machine's load hits them alike. Reports greedy held-out accuracy per family at step 0 and at the end with
 its noise (binomial standard error, seed-to-seed spread), sampled reward and groups with signal per quarter of the
@@ -39,10 +38,12 @@ from pathlib import Path
 from benchmarks.mlx_trainer.common import SYSTEM_PROMPT, finished, model_path, records
 
 # The package's samplers by the name a run directory takes: (sampler name, kwargs). "curriculum" is whatever the
-# package's default is when the comparison runs; "frontier" pins the default of 2026-12-04 (signal="frontier"),
-# "reach" the calibrated rule with tiers out of reach dropped to the floor (docs/mlx.md).
+# package's default is when the comparison runs (signal="calibrated" in the runs of 2026-12-04 and 05, frontier
+# since); "frontier" and "calibrated" pin those rules, "reach" the calibrated rule with tiers out of reach dropped to
+# the floor (docs/mlx.md).
 PACKAGE_SAMPLERS = {"curriculum": ("curriculum", {}), "frontier": ("curriculum", {"signal": "frontier"}),
-                    "reach": ("curriculum", {"signal": "reach"}), "uniform": ("uniform", {})}
+                    "calibrated": ("curriculum", {"signal": "calibrated"}), "reach": ("curriculum", {"signal": "reach"}),
+                    "uniform": ("uniform", {})}
 PEER = "greso"  # the strongest 2025 peer (docs/mlx.md says why); --samplers takes another of peer_sampler.PEERS
 REACH = 0.1  # a family is "in reach" when some eval of some run answers at least this share of it
 

@@ -29,7 +29,7 @@ def _peer(cls: type[peers.Peer], **options: Any) -> Callable[..., peers.Peer]:
 SAMPLERS: dict[str, Callable[..., peers.Peer]] = {
     DEFAULT: peers.curriculum(),
     "curriculum reach": peers.curriculum(signal="reach"),
-    "curriculum frontier (before)": peers.curriculum(signal="frontier"),
+    "curriculum calibrated (before)": peers.curriculum(signal="calibrated"),
     "curriculum headroom": peers.curriculum(signal="headroom"),
     "curriculum binary (RFC)": peers.curriculum(signal="binary"),
     "curriculum variance": peers.curriculum(signal="variance"),
@@ -49,7 +49,7 @@ SAMPLERS: dict[str, Callable[..., peers.Peer]] = {
     "oracle (reference)": _peer(peers.Oracle),
 }
 REFERENCES = ("oracle (reference)",)  # shown, not competed against
-OURS = (DEFAULT, "curriculum reach", "curriculum frontier (before)", "curriculum headroom", "curriculum binary (RFC)", "curriculum variance")  # the package's own rules
+OURS = (DEFAULT, "curriculum reach", "curriculum calibrated (before)", "curriculum headroom", "curriculum binary (RFC)", "curriculum variance")  # the package's own rules
 
 
 def mastery_better(a: Run, b: Run) -> bool:

@@ -29,7 +29,7 @@ SAMPLERS: dict[str, Callable[..., peers.Peer]] = {
     "uniform": peers.uniform(),
     "curriculum": peers.curriculum(),
     "curriculum (reach)": peers.curriculum(signal="reach"),
-    "curriculum (frontier, before)": peers.curriculum(signal="frontier"),
+    "curriculum (calibrated, before)": peers.curriculum(signal="calibrated"),
     "curriculum (headroom)": peers.curriculum(signal="headroom"),
     "curriculum (binary, RFC)": peers.curriculum(signal="binary"),
 }
@@ -97,7 +97,7 @@ def report(results: dict[str, list[Run]], seeds: int, budget: int, seconds: floa
         print(f"curriculum / uniform, signal share: {spread(share, '.2f')} (curriculum higher on {higher}/{len(share)} seeds)")
         print(f"uniform / curriculum, episodes to all solved: {speedups(cur, uni, budget)} "
               f"(curriculum faster on {faster}/{len(cur)} seeds)")
-    for other in ("curriculum (reach)", "curriculum (frontier, before)", "curriculum (headroom)", "curriculum (binary, RFC)"):
+    for other in ("curriculum (calibrated, before)", "curriculum (reach)", "curriculum (headroom)", "curriculum (binary, RFC)"):
         if "uniform" in results and other in results:
             runs, uni = results[other], results["uniform"]
             share = [c.signal / u.signal for c, u in zip(runs, uni)]

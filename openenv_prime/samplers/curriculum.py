@@ -5,34 +5,32 @@ Per key, decayed success and failure counts start from a Beta(1,1) prior (s = f 
 and the prior fade. With ``p = s/(s+f)`` and group size G, the signal ``1 - p^G - (1-p)^G`` is the
 probability that G binary rewards are not all equal.
 
-``signal="frontier"`` weighs ``signal * min(1, 2(1-p))^2 + epsilon``: a key past p = 0.5 counts in
+``signal="frontier"``, the default, weighs ``signal * min(1, 2(1-p))^2 + epsilon``: a key past p = 0.5 counts in
 proportion to the square of the failures it has left to fix, so draws gather at the frontier of what the
 policy can nearly do (at G=8: p = 0.75 weighs 0.23, 0.9 weighs 0.023, 0.97 weighs 0.0008; below 0.5
-nothing changes). The default, ``signal="calibrated"``, is frontier checked against what the key's groups
-did: the binomial formula assumes every task of a key succeeds at the key's p, but the tasks of a real
-family differ (some always solved, some never), so its groups are all-equal more often than the formula
-says; in SmolLM2 runs it over-predicted 1.7-2.1x (docs/samplers.md, calibration). Per key, the decayed count
-of groups that had signal over the decayed sum of the signal predicted for them, each with a prior of
-``CALIBRATION_PRIOR`` groups, gives a ratio r; the signal estimate is ``signal * min(1, r)`` and the weight
-uses ``min(1, r / FULL_RATIO)``, so a key whose groups give at least half the predicted signal keeps its
-frontier weight, and a key whose groups never differ loses it in proportion (a sixth after one flat group).
-``signal="reach"`` adds one rule to calibrated: a key with no success in its decayed evidence (under
-``UNREACHED_SUCCESSES``) has that factor cubed (``UNREACHED_POWER``), so a tier out of reach falls to the floor after
-its first flat group instead of keeping a sixth of its weight; a key with any success keeps calibrated's weight. In
-real runs it drew the most signal of the rules compared (ahead of GRESO and frontier on 9 of 10 seeds, level with
-calibrated), yet its models answered fewer held-out questions than theirs (on 9 of 10 seeds), and a key at the floor
-is rarely tried again, which loses learning speed where hard families come into reach beside families that always
-give signal (docs/mlx.md, docs/samplers.md): an option, not the default.
+nothing changes). ``signal="calibrated"`` is frontier checked against what the key's groups did: the binomial
+formula assumes every task of a key succeeds at the key's p, but the tasks of a real family differ (some always
+solved, some never), so its groups are all-equal more often than the formula says; in SmolLM2 runs it
+over-predicted 1.7-2.1x (docs/samplers.md, calibration). Per key, the decayed count of groups that had signal over
+the decayed sum of the signal predicted for them, each with a prior of ``CALIBRATION_PRIOR`` groups, gives a ratio
+r; the signal estimate is ``signal * min(1, r)`` and the weight uses ``min(1, r / FULL_RATIO)``, so a key whose
+groups give at least half the predicted signal keeps its frontier weight, and a key whose groups never differ loses
+it in proportion (a sixth after one flat group). ``signal="reach"`` adds one rule to calibrated: a key with no
+success in its decayed evidence (under ``UNREACHED_SUCCESSES``) has that factor cubed (``UNREACHED_POWER``), so a
+tier out of reach falls to the floor after its first flat group; a key with any success keeps calibrated's weight.
+Calibrated (the default of 2026-12-03 to 12-05) and reach draw more groups with signal than frontier in real runs
+and lead it in the simulated worlds, yet the models they trained answered fewer held-out questions than frontier's
+at two learning rates (docs/mlx.md, 10-seed comparisons): frontier is the default again, the others options.
 ``signal="headroom"`` uses the first power of the headroom, and ``signal="binary"`` is the RFC's rule,
 ``signal + epsilon``: the signal alone is symmetric in p and 1-p, so many nearly solved keys (p ~ 0.97:
 signal 0.22 at G=8) keep pulling a large share of late draws from the keys still to learn.
 ``signal="variance"`` (graded rewards) keeps a decayed share of groups whose reward spread exceeds
 ``tolerance``, with the same Beta(1,1) prior, and weighs ``share + epsilon``; it also follows spread that is
 only format noise, which thresholding rewards at ``success_threshold`` never does. ``epsilon`` (default
-0.005 for reach, calibrated, frontier and headroom, 0.02 otherwise, as the RFC had it) is the floor that keeps
-every key drawn. The suite in benchmarks/worlds/ chose these (docs/samplers.md).
+0.005 for frontier, calibrated, reach and headroom, 0.02 otherwise, as the RFC had it) is the floor that keeps
+every key drawn. The suite in benchmarks/worlds/ chose the floors (docs/samplers.md); real runs, the default.
 
-Within a key, ``within="signal"`` (the default with reach, calibrated and frontier) draws the key's shuffle
+Within a key, ``within="signal"`` (the default with frontier, calibrated and reach) draws the key's shuffle
 cycle thinned by each task's own evidence, which ``update(task, ...)`` reports (``taskevidence.py``):
 tasks of a tier that are always or never solved are skipped in proportion; ``within="cycle"`` takes
 every task in turn. In every mode the metric ``observed_signal`` counts groups whose rewards differ by
@@ -93,7 +91,7 @@ class CurriculumSampler(PooledSampler):
         gamma: float = 0.9,
         epsilon: float | None = None,
         success_threshold: float = 1.0,
-        signal: str = "calibrated",
+        signal: str = "frontier",
         tolerance: float = DEFAULT_TOLERANCE,
         seed: int = 0,
         within: str | None = None,

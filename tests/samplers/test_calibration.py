@@ -80,7 +80,7 @@ def test_the_calibrated_world_reproduces_the_real_runs_ordering():
     world = WORLDS["calibrated"]
     seeds = range(60)
     runs = {name: [simulate(world, suite.SAMPLERS[name], s) for s in seeds]
-            for name in ("curriculum frontier (before)", "GRESO (families)", "uniform")}
+            for name in ("curriculum", "GRESO (families)", "uniform")}  # the default: frontier
     frontier, greso, uniform = runs.values()
     assert sum(g.signal > f.signal for g, f in zip(greso, frontier)) > 40
     assert sum(f.signal > u.signal for f, u in zip(frontier, uniform)) > 50
@@ -107,7 +107,7 @@ def test_signal_by_own_draws_falls_for_a_family_that_is_learned_and_not_for_one_
 def test_the_calibrated_world_runs_a_family_out_of_signal_as_the_real_runs_do():
     """Real runs (docs/samplers.md): products/0 gave signal on 0.73 of its first 10 groups and 0.41 of its 31st-40th;
     measured on the simulator with the same estimator, over the same four samplers' runs."""
-    samplers = ["curriculum", "curriculum frontier (before)", "GRESO (families)", "uniform"]  # the default: calibrated
+    samplers = ["curriculum calibrated (before)", "curriculum", "GRESO (families)", "uniform"]  # the default: frontier
     result = calibration.calibrate_runs(calibration.simulated_runs("calibrated", samplers, range(15)))
     assert set(result) == {f"{d}/{t}" for d in ("products", "chain_sum", "basic_arithmetic") for t in range(3)}
     products = [s / n for n, s in result["products/0"]["by_own_draws"][:4]]

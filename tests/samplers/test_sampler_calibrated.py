@@ -1,4 +1,4 @@
-"""signal="calibrated", the default: the frontier weight, lowered where a key's groups give less signal than the
+"""signal="calibrated" (the default of 2026-12-03 to 12-05): the frontier weight, lowered where a key's groups give less signal than the
 binomial formula predicts (observed over predicted, with a fading prior); never raised above frontier."""
 
 import json

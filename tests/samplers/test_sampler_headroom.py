@@ -1,4 +1,4 @@
-"""The headroom weight rules, signal="frontier" (the default before "calibrated") and "headroom": floored, below the RFC's binary
+"""The headroom weight rules, signal="frontier" (the default) and "headroom": floored, below the RFC's binary
 weight, equal to it up to p = 0.5 and non-increasing in p beyond it; an update rewrites only its key's
 leaf-to-root path."""
 
@@ -19,13 +19,15 @@ def _weights(sampler):
     return {key: (m[f"key/{key}/p"], m[f"key/{key}/signal"], m[f"key/{key}/weight"]) for key in sampler.pool.keys}
 
 
-def test_calibrated_is_the_default_and_frontier_headroom_and_binary_keep_their_rules():
+def test_frontier_is_the_default_and_calibrated_headroom_and_binary_keep_their_rules():
     tasks = make_pool([1, 1])
-    assert (CurriculumSampler(tasks).signal, CurriculumSampler(tasks).within) == ("calibrated", "signal")
-    default = CurriculumSampler(tasks, signal="frontier")
+    assert (CurriculumSampler(tasks).signal, CurriculumSampler(tasks).within) == ("frontier", "signal")
+    calibrated = CurriculumSampler(tasks, signal="calibrated")
+    assert (calibrated.signal, calibrated.epsilon, calibrated.within) == ("calibrated", 0.005, "signal")
+    default = CurriculumSampler(tasks)
     headroom, binary = CurriculumSampler(tasks, signal="headroom"), CurriculumSampler(tasks, signal="binary")
     assert (default.signal, default.epsilon, default.within) == ("frontier", 0.005, "signal")
-    assert (headroom.signal, headroom.epsilon, headroom.within) == ("headroom", 0.005, "cycle")  # the default before
+    assert (headroom.signal, headroom.epsilon, headroom.within) == ("headroom", 0.005, "cycle")  # the default before frontier
     assert (binary.signal, binary.epsilon, binary.within) == ("binary", 0.02, "cycle")  # the RFC's rule, unchanged
     for _ in range(30):
         for sampler in (default, headroom, binary):

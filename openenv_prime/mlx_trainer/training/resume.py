@@ -1,7 +1,7 @@
 """The sampler settings a resumed run takes from its checkpoint.
 
 A default can change between releases: the curriculum's rule became ``signal="frontier"``, ``within="signal"``, then
-``signal="calibrated"``, and runs saved before hold states of ``signal="headroom"``, ``within="cycle"`` while their
+``signal="calibrated"`` and frontier again, and runs saved before hold states of ``signal="headroom"``, ``within="cycle"`` while their
 config.toml says only ``sampler.kwargs = {}``. A sampler refuses a state saved under other settings, so such a run
 could not resume. Nothing is lost instead: a setting the config leaves at its default takes the value the
 checkpoint's sampler state was saved with (and a note says so); a setting the config does set must agree with the
