@@ -1,6 +1,7 @@
 """The package default vs uniform vs the strongest 2025 peer (GRESO per family), and the package's other rules
-(`frontier`, `calibrated`, `reach`, pinned) where asked, in real SmolLM2 training runs, judged on held-out questions: reasoning-gym datasets in tiers on one local server, whose `heldout` split asks questions no train
-task of their family asks; per seed one run of each sampler, interleaved (seed 0: curriculum, uniform, peer; seed 1:
+(`frontier`, `calibrated`, `reach`, pinned) where asked, in real SmolLM2 training runs, judged on held-out questions:
+reasoning-gym datasets in tiers on one local server, whose `heldout` split asks questions no train task of their
+family asks; per seed one run of each sampler, interleaved (seed 0: curriculum, uniform, peer; seed 1:
 ...), so the machine's load hits them alike. Reports greedy held-out accuracy per family at step 0 and at the end with
 its noise (binomial standard error, seed-to-seed spread), sampled reward and groups with signal per quarter of the
 run, medians and per-seed wins, and one plot with the samplers overlaid.
@@ -201,10 +202,9 @@ def load_runs(out: Path, samplers: list[str]) -> dict[str, dict[int, dict]]:
 
 def families_in_reach(runs: dict[str, dict[int, dict]]) -> list[str]:
     """The families some eval of some run answers at least REACH of, in the report's order (tier, then name)."""
-    families = {f for by in runs.values() for r in by.values() for e in r["evals"] for f in e["accuracy"]}
-    return sorted((f for f in families if any(e["accuracy"].get(f, 0) >= REACH for by in runs.values()
-                                              for r in by.values() for e in r["evals"])),
-                  key=lambda f: (f.split("/")[-1], f))
+    reached = {f for by in runs.values() for r in by.values() for e in r["evals"]
+               for f, accuracy in e["accuracy"].items() if accuracy >= REACH}
+    return sorted(reached, key=lambda f: (f.split("/")[-1], f))
 
 
 def quarters(values: list[float]) -> list[list[float]]:

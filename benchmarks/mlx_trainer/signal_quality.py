@@ -17,11 +17,13 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
+from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
 
 from benchmarks.mlx_trainer.compare import families_in_reach, load_runs
 from benchmarks.worlds.calibration import TOLERANCE
+from openenv_prime.samplers.validation import has_spread
 
 
 class Point(NamedTuple):
@@ -41,11 +43,10 @@ def points(runs: dict[str, dict[int, dict]], families: list[str]) -> list[Point]
         for seed, run in sorted(by_seed.items()):
             if not run["finished"]:
                 continue
-            groups = [g for step in run["steps"] for g in step["group_rewards"]]
+            signal = Counter(g["key"] for step in run["steps"] for g in step["group_rewards"]
+                             if has_spread(g["rewards"], TOLERANCE))
             last = run["evals"][-1]["accuracy"]
-            for family in families:
-                signal = sum(max(g["rewards"]) - min(g["rewards"]) > TOLERANCE for g in groups if g["key"] == family)
-                out.append(Point(sampler, seed, family, signal, last[family]))
+            out += [Point(sampler, seed, family, signal[family], last[family]) for family in families]
     return out
 
 

@@ -40,6 +40,8 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from openenv_prime.samplers.validation import has_spread
+
 SUCCESS = 1.0  # a reward at least this is a success (the curriculum's success_threshold)
 TOLERANCE = 1e-6  # rewards differing by more than this give GRPO signal
 WINDOW = 4  # steps either side of a group whose groups of the same family estimate its p
@@ -73,7 +75,7 @@ def read_run(path: Path, group_size: int = 8) -> tuple[dict[str, list[Group]], d
             for g in line["group_rewards"]:
                 rewards = g["rewards"]
                 groups.setdefault(g["key"], []).append(Group(
-                    line["step"], max(rewards) - min(rewards) > TOLERANCE,
+                    line["step"], has_spread(rewards, TOLERANCE),
                     sum(r >= SUCCESS for r in rewards), len(rewards)))
     else:
         groups = _from_cumulative(steps, group_size)
