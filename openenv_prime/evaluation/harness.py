@@ -12,6 +12,10 @@ trainer's own counters. Learning curves can then be drawn against episodes and c
         harness.maybe_run(step, sampler, tokens=n)   # evaluates at 10, 20, ..., 100; else returns None
 
 A step that already has a record (given in ``done``, e.g. read back from a resumed run's log) is not evaluated again.
+
+A loop on several processes passes ``shards`` (its process index, the process count and a gather across processes):
+each process plays its share of the eval's tasks, the shares are gathered, and every process holds the same record,
+which only process 0 writes to the log.
 """
 
 from __future__ import annotations
@@ -21,11 +25,11 @@ import inspect
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.policy import Policy
-from openenv_prime.evaluation.result import EvalResult
+from openenv_prime.evaluation.result import EvalResult, combine
 from openenv_prime.evaluation.runner import run_eval_async
 from openenv_prime.evaluation.schedule import EvalSchedule
 
@@ -34,6 +38,16 @@ SAMPLER_COUNTERS = ("episodes", "cost")
 """The sampler's counters logged beside every eval: rollouts scored and their summed cost (e.g. generated tokens)."""
 _RECORD_KEYS = {"type", "step", "split", "accuracy", "n", "overall", "mean_reward", "eval_episodes", "eval_replies",
                 "eval_reply_chars", "elapsed_s", *SAMPLER_COUNTERS}
+
+
+class Shards(Protocol):
+    """The processes that share one eval: this one's ``index`` of ``count``, and ``gather(items)``, every process's
+    items in process order, on every process (e.g. accelerate's ``gather_object``)."""
+
+    index: int
+    count: int
+
+    def gather(self, items: list) -> list: ...
 
 
 class _CallablePolicy:
@@ -71,11 +85,13 @@ def sampler_counters(sampler: Any) -> dict[str, float]:
 class EvalHarness:
     """Evaluates on ``schedule``'s steps; ``records`` holds one dict per eval (also appended to ``log``, a JSONL
     file, when given), and each ``on_result(record, result)`` is called after every eval. ``settings`` maps
-    `EvalConfig` fields to how the caller's user sets them, for the eval's messages (see ``run_eval``)."""
+    `EvalConfig` fields to how the caller's user sets them, for the eval's messages (see ``run_eval``). ``shards``:
+    the processes that share each eval (None: this one alone)."""
 
     def __init__(self, config: EvalConfig, schedule: EvalSchedule, *, policy: Policy | Callable | None = None,
                  log: str | Path | None = None, on_result: OnResult | Sequence[OnResult] = (),
-                 done: Iterable[dict[str, Any]] = (), settings: dict[str, str] | None = None):
+                 done: Iterable[dict[str, Any]] = (), settings: dict[str, str] | None = None,
+                 shards: Shards | None = None):
         if not isinstance(config, EvalConfig):
             raise TypeError(f"config must be an EvalConfig, got {type(config).__name__}")
         if not isinstance(schedule, EvalSchedule):
@@ -86,6 +102,7 @@ class EvalHarness:
         self.log = Path(log) if log is not None else None
         self.on_result = [on_result] if callable(on_result) else list(on_result)
         self.settings = settings
+        self.shards = shards
         self.records: list[dict[str, Any]] = list(done)
         self._told_choices = bool(self.records)
 
@@ -94,7 +111,7 @@ class EvalHarness:
         return self.schedule.due(step) and not any(r["step"] == step for r in self.records)
 
     def maybe_run(self, step: int, sampler: Any = None, *, policy: Policy | Callable | None = None,
-                  **counters: float) -> dict[str, Any] | None:
+                  shards: Shards | None = None, **counters: float) -> dict[str, Any] | None:
         """Evaluate if due (blocking); the record, or None when no eval was due. Inside a running event loop,
         ``await maybe_run_async`` instead."""
         if not self.due(step):
@@ -102,13 +119,13 @@ class EvalHarness:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.maybe_run_async(step, sampler, policy=policy, **counters))
+            return asyncio.run(self.maybe_run_async(step, sampler, policy=policy, shards=shards, **counters))
         raise RuntimeError("maybe_run() was called inside a running event loop; use `await harness.maybe_run_async(...)`")
 
     async def maybe_run_async(self, step: int, sampler: Any = None, *, policy: Policy | Callable | None = None,
-                              **counters: float) -> dict[str, Any] | None:
-        """:meth:`maybe_run` on the caller's event loop. ``policy`` overrides the harness's for this eval (a
-        trainer's model changes between evals); ``counters`` are the trainer's own (tokens, seconds...)."""
+                              shards: Shards | None = None, **counters: float) -> dict[str, Any] | None:
+        """:meth:`maybe_run` on the caller's event loop. ``policy`` and ``shards`` override the harness's for this
+        eval (a trainer's model changes between evals); ``counters`` are the trainer's own (tokens, seconds...)."""
         if not self.due(step):
             return None
         taken = sorted(_RECORD_KEYS & set(counters))
@@ -117,20 +134,42 @@ class EvalHarness:
         chosen = as_policy(policy) if policy is not None else self.policy
         if chosen is None:
             raise ValueError("no policy to evaluate: pass policy= to EvalHarness or to maybe_run")
-        result = await run_eval_async(self.config, chosen, settings=self.settings)
-        if not self._told_choices:  # how the split and its families were chosen, and what the check noticed, once
+        shards = shards if shards is not None else self.shards
+        if shards is None:
+            result = await run_eval_async(self.config, chosen, settings=self.settings)
+        else:
+            result = await self._shared_eval(chosen, shards)
+        main = shards is None or shards.index == 0
+        if not self._told_choices and main:  # how the split and its families were chosen, what the check noticed, once
             for note in [*result.choices, *result.warnings]:
                 print(f"eval: {note}", file=sys.stderr)
-            self._told_choices = True
+        self._told_choices = True
         record = self._record(step, result, sampler, counters)
         self.records.append(record)
-        if self.log is not None:
+        if self.log is not None and main:
             self.log.parent.mkdir(parents=True, exist_ok=True)
             with open(self.log, "a") as f:
                 f.write(json.dumps(record) + "\n")
         for callback in self.on_result:
             callback(record, result)
         return record
+
+    async def _shared_eval(self, policy: Policy, shards: Shards) -> EvalResult:
+        """This process's share of the eval, joined with the others'. A share that fails fails the eval on every
+        process (none is left waiting for it)."""
+        failure: BaseException | None = None
+        try:
+            mine: tuple = ("ok", await run_eval_async(self.config, policy, settings=self.settings,
+                                                      shard=(shards.index, shards.count)))
+        except Exception as err:
+            failure, mine = err, ("error", f"{type(err).__name__}: {err}")
+        parts = await asyncio.to_thread(shards.gather, [mine])
+        if failure is not None:
+            raise failure
+        failed = [(i, text) for i, (status, text) in enumerate(parts) if status == "error"]
+        if failed:
+            raise RuntimeError(f"the eval failed on process {failed[0][0]}: {failed[0][1]}")
+        return combine([part for _, part in parts])
 
     @staticmethod
     def _record(step: int, result: EvalResult, sampler: Any, counters: dict[str, float]) -> dict[str, Any]:

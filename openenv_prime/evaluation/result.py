@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from openenv_prime.evaluation.config import EvalConfig
+from openenv_prime.evaluation.selection import family_sort_key
 
 
 class TaskResult(BaseModel):
@@ -104,6 +105,35 @@ class EvalResult(BaseModel):
     def reply_chars(self) -> int:
         """Characters of the model's replies over all of this eval's episodes."""
         return sum(r.reply_chars for r in self.results)
+
+
+def summarize(config: EvalConfig, results: list[TaskResult], family_order: list[str], **about) -> EvalResult:
+    """The eval's result from its episodes' results; ``about`` holds the fields that describe the run (env_name,
+    split, family_field, choices, reconnects, warnings, elapsed_s)."""
+    scored = [r for r in results if r.reward is not None]
+    return EvalResult(
+        config=config, results=results, families=score_families(results, family_order),
+        accuracy=sum(r.success for r in scored) / len(scored) if scored else 0.0,
+        mean_reward=sum(r.reward for r in scored) / len(scored) if scored else 0.0,
+        truncated=sum(r.truncated for r in results), ended_invalid=sum(r.stop == "invalid_action" for r in results),
+        unscored=len(results) - len(scored), **about,
+    )
+
+
+def combine(parts: list[EvalResult]) -> EvalResult:
+    """One eval from the shards that played its tasks ``k::len(parts)`` (``run_eval_async(..., shard=(k, n))``):
+    the results back in the order one process would have played them, scored again; the run took as long as the
+    slowest shard."""
+    if len(parts) == 1:
+        return parts[0]
+    n = len(parts)
+    total = sum(len(p.results) for p in parts)
+    results = [parts[k % n].results[k // n] for k in range(total)]
+    first = parts[0]
+    return summarize(first.config, results, sorted({r.family for r in results}, key=family_sort_key),
+                     env_name=first.env_name, split=first.split, family_field=first.family_field,
+                     choices=first.choices, reconnects=sum(p.reconnects for p in parts), warnings=first.warnings,
+                     elapsed_s=max(p.elapsed_s for p in parts))
 
 
 def score_families(results: list[TaskResult], family_order: list[str]) -> list[FamilyScore]:

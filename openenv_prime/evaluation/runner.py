@@ -26,7 +26,7 @@ from openenv_prime.client.setup import EnvironmentSetup
 from openenv_prime.client.wire.session_pool import SessionPool
 from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.policy import Policy
-from openenv_prime.evaluation.result import EvalResult, TaskResult, score_families
+from openenv_prime.evaluation.result import EvalResult, TaskResult, summarize
 from openenv_prime.evaluation.selection import choose_tasks, family_sort_key
 from openenv_prime.evaluation.settings import setting_names
 from openenv_prime.samplers.task import Task
@@ -55,19 +55,25 @@ def run_eval(config: EvalConfig, policy: Policy, *, settings: dict[str, str] | N
     raise RuntimeError("run_eval() was called inside a running event loop; use `await run_eval_async(config, policy)`")
 
 
-async def run_eval_async(config: EvalConfig, policy: Policy, *, settings: dict[str, str] | None = None) -> EvalResult:
+async def run_eval_async(config: EvalConfig, policy: Policy, *, settings: dict[str, str] | None = None,
+                         shard: tuple[int, int] = (0, 1)) -> EvalResult:
     """Chooses ``per_family`` tasks per family from the seed, plays them and scores them per family.
 
     ``settings`` maps `EvalConfig` fields to how the caller's user sets them (the trainer: ``{"split":
-    "environment.test_split", ...}``), so errors and notes name the caller's setting; the rest keep eval's flags."""
+    "environment.test_split", ...}``), so errors and notes name the caller's setting; the rest keep eval's flags.
+    ``shard=(k, n)`` plays only the chosen tasks ``k::n``, for n processes that share one eval
+    (:func:`~openenv_prime.evaluation.result.combine` joins their results)."""
     started = time.perf_counter()
+    index, count = shard
+    if count < 1 or not 0 <= index < count:
+        raise ValueError(f"shard {shard} is not (k, n) with 0 <= k < n")
     plan = await asyncio.to_thread(_plan, config, setting_names(settings))
     rules = config.rules()
     pool = SessionPool(config.base_url, timeout=config.timeout)
     episodes = [
         Episode(plan.protocol, rules, {**config.reset_kwargs, **plan.reset_kwargs[task.index]}, open_session=pool.new_session,
                 episode_id=f"eval-s{config.seed}-{task.split}-{task.index}", context=task)
-        for task in plan.tasks
+        for task in plan.tasks[index::count]
     ]
 
     async def replies(active: list[Episode]) -> list[str]:
@@ -89,24 +95,10 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, settings: dict[s
         await asyncio.gather(*(ep.session.close() for ep in episodes if ep.session is not None), return_exceptions=True)
     results = [_result(ep, config) for ep in episodes]
     families = sorted({r.family for r in results}, key=family_sort_key)
-    scored = [r for r in results if r.reward is not None]
-    return EvalResult(
-        config=config,
-        env_name=plan.env_name,
-        split=plan.split,
-        family_field=plan.family_field,
-        choices=plan.choices,
-        results=results,
-        families=score_families(results, families),
-        accuracy=sum(r.success for r in scored) / len(scored) if scored else 0.0,
-        mean_reward=sum(r.reward for r in scored) / len(scored) if scored else 0.0,
-        reconnects=sum(ep.reconnects for ep in episodes),
-        truncated=sum(r.truncated for r in results),
-        ended_invalid=sum(r.stop == "invalid_action" for r in results),
-        unscored=len(results) - len(scored),
-        warnings=plan.notes,
-        elapsed_s=time.perf_counter() - started,
-    )
+    return summarize(config, results, families, env_name=plan.env_name, split=plan.split,
+                     family_field=plan.family_field, choices=plan.choices,
+                     reconnects=sum(ep.reconnects for ep in episodes), warnings=plan.notes,
+                     elapsed_s=time.perf_counter() - started)
 
 
 def _plan(config: EvalConfig, names: dict[str, str]) -> _Plan:

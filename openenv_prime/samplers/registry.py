@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+import inspect
+from typing import Any, Iterable, Mapping
 
 from openenv_prime.samplers.curriculum import CurriculumSampler
 from openenv_prime.samplers.pool import TaskPool
@@ -18,11 +19,18 @@ SAMPLERS: dict[str, type[PooledSampler]] = {
 }
 
 
-def make_sampler(name: str, tasks: Iterable[Task] | TaskPool, **kwargs: Any) -> PooledSampler:
-    """``make_sampler("curriculum", tasks, group_size=8)``; unknown names or settings raise clearly."""
+def make_sampler(name: str, tasks: Iterable[Task] | TaskPool, *, defaults: Mapping[str, Any] | None = None,
+                 **kwargs: Any) -> PooledSampler:
+    """``make_sampler("curriculum", tasks, group_size=8)``; unknown names or settings raise clearly.
+
+    ``defaults`` are a run's own settings (its ``seed``, ``group_size``): each reaches the sampler only where the
+    sampler takes it and ``kwargs`` do not set it, so one call builds any sampler (``sequential`` has no seed,
+    ``uniform`` no group size)."""
     cls = SAMPLERS.get(name)
     if cls is None:
         raise ValueError(f"unknown sampler {name!r}; choose one of {sorted(SAMPLERS)}")
+    taken = inspect.signature(cls).parameters
+    kwargs = {**{k: v for k, v in (defaults or {}).items() if k in taken}, **kwargs}
     try:
         return cls(tasks, **kwargs)
     except TypeError as exc:

@@ -5,8 +5,8 @@ How the sampler meets TRL (the RFC's notes): TRL takes prompts from its dataset,
 ``sample(n)`` (:mod:`.rows`), and the reward function, which sees every completion of a generation batch before
 anything is filtered, calls ``update`` once per group (:mod:`.rewards`). Rows are drawn a batch before they are
 generated (TRL's data loader reads ahead): rows drawn but not scored are saved with the sampler in each checkpoint
-(:mod:`.callback`). The path holds on one process: several processes would each draw and each see only their own
-rollouts. ``shuffle_dataset`` must be off. Multi-step environments play through TRL's tool loop (:mod:`.tools`).
+(:mod:`.callback`). ``shuffle_dataset`` must be off. On several processes the sampler is replicated: every process
+draws the same rows and applies every group's update, gathered from all processes (:mod:`.replicas`). Multi-step environments play through TRL's tool loop (:mod:`.tools`).
 
 Names load lazily, so importing the package does not import TRL.
 """

@@ -4,29 +4,38 @@ the trainer's logger, and the sampler's state saved in every checkpoint and rest
 The sampler's state (with the rows drawn but not yet scored, see :mod:`~openenv_prime.trl.rows`) goes into the
 checkpoint's ``trainer_state.json`` under ``stateful_callbacks["OpenEnvPrime"]``, written when the trainer decides to
 save, so it travels with the checkpoint wherever it is copied and is read back with the trainer's own state on resume.
+
+On several processes every process runs the callback at the same points: at each checkpoint and each eval the
+processes compare a digest of their copies of the sampler and stop together if they differ (:mod:`.replicas`); each
+eval is shared, every process playing its share of the tasks with its model (under FSDP or ZeRO-3 in lockstep,
+through TRL's own unwrapping for generation) and every process holding the one record, which process 0 logs.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from transformers import Trainer, TrainerCallback
 
 from openenv_prime.evaluation.harness import EvalHarness
-from openenv_prime.trl.policy import TransformersPolicy
+from openenv_prime.trl.policy import Lockstep, TransformersPolicy
 
 STATE_KEY = "OpenEnvPrime"
 """Where the sampler's state lives in a checkpoint's trainer_state.json (``stateful_callbacks``)."""
 
 
 class OpenEnvCallback(TrainerCallback):
-    """Built by :meth:`OpenEnvTRL.attach`; ``harness`` is None when the run does not evaluate."""
+    """Built by :meth:`OpenEnvTRL.attach`; ``harness`` is None when the run does not evaluate. ``lockstep``: whether
+    evals generate in lockstep across processes (None: where the model is sharded, FSDP or ZeRO-3)."""
 
-    def __init__(self, openenv: Any, trainer: Any, harness: EvalHarness | None, *, max_new_tokens: int):
+    def __init__(self, openenv: Any, trainer: Any, harness: EvalHarness | None, *, max_new_tokens: int,
+                 lockstep: bool | None = None):
         self.openenv = openenv
         self.trainer = trainer
         self.harness = harness
         self.max_new_tokens = max_new_tokens
+        self.lockstep = lockstep
 
     def on_train_begin(self, args, state, control, model=None, processing_class=None, **kwargs):
         self.openenv.check(args)
@@ -43,30 +52,56 @@ class OpenEnvCallback(TrainerCallback):
                 self.harness.records = list(saved.get("evals", []))
         if self.harness is not None:
             self.harness.schedule = self.harness.schedule.with_last(state.max_steps)
-            self._evaluate(state.global_step, model, processing_class)
+            self._evaluate(state.global_step, processing_class)
 
     def on_step_end(self, args, state, control, model=None, processing_class=None, **kwargs):
         if control.should_save:
-            state.stateful_callbacks[STATE_KEY] = {"rows": self.openenv.rows.state_dict(),
+            rows = self.openenv.rows.state_dict()
+            self._same_everywhere(rows, state.global_step)
+            state.stateful_callbacks[STATE_KEY] = {"rows": rows,
                                                    "evals": self.harness.records if self.harness is not None else []}
         step_logs = control.should_log
-        self._evaluate(state.global_step, model, processing_class)
+        self._evaluate(state.global_step, processing_class)
         control.should_log = step_logs  # logging the eval cleared it: the step's own log line must still be written
 
     def on_train_end(self, args, state, control, **kwargs):
         self.openenv.env.sockets.run(self.openenv.env.pool.close())
 
-    def _evaluate(self, step: int, model: Any, tokenizer: Any) -> None:
+    def _same_everywhere(self, rows: dict[str, Any], step: int) -> None:
+        with self.openenv.timers.time("rows"):
+            self.openenv.rows.replicas.same(f"the sampler's copies at step {step}", rows)
+
+    def _evaluate(self, step: int, tokenizer: Any) -> None:
         timers = self.openenv.timers
         with timers.time("eval_schedule"):
             due = self.harness is not None and self.harness.due(step)
         if not due:
             return
-        policy = TransformersPolicy(model, tokenizer, max_new_tokens=self.max_new_tokens)
+        self._same_everywhere(self.openenv.rows.state_dict(), step)
+        replicas = self.openenv.rows.replicas
         self.openenv.env.sockets.run(self.openenv.env.pool.close())  # the eval opens its own sessions
-        with timers.time("eval"):
-            record = self.harness.maybe_run(step, self.openenv.sampler, policy=policy)
+        with timers.time("eval"), self._model_for_generation() as (model, sharded):
+            policy = TransformersPolicy(model, tokenizer, max_new_tokens=self.max_new_tokens)
+            lockstep = sharded if self.lockstep is None else self.lockstep
+            if lockstep and replicas.count > 1:
+                policy = shards = Lockstep(policy, replicas)
+            else:
+                shards = replicas if replicas.count > 1 else None
+            record = self.harness.maybe_run(step, self.openenv.sampler, policy=policy, shards=shards)
         metrics = {f"openenv/eval/{family}/accuracy": acc for family, acc in record["accuracy"].items()}
         metrics["openenv/eval/accuracy"] = record["overall"]
         metrics.update({f"openenv/sampler/{name}": record[name] for name in ("episodes", "cost") if name in record})
         Trainer.log(self.trainer, metrics)  # the base logger: GRPOTrainer.log would fold in and clear its step metrics
+
+    @contextmanager
+    def _model_for_generation(self) -> Iterator[tuple[Any, bool]]:
+        """The trainer's model as TRL's own generation takes it (ZeRO-3 parameters gathered, FSDP's root summoned,
+        gradient checkpointing off), and whether it is sharded across processes."""
+        from trl.distributed import DistributedBackend
+        from trl.models import unwrap_model_for_generation
+
+        trainer = self.trainer
+        backend = DistributedBackend(trainer.accelerator)
+        with unwrap_model_for_generation(trainer.model_wrapped, trainer.accelerator) as model, \
+                backend.summon_full_params(trainer.model_wrapped, recurse=False):
+            yield model, backend.is_fsdp or backend.is_zero3

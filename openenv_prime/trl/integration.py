@@ -11,6 +11,9 @@ row's prompt is the chat every consumer shows for the task, and the reward funct
 reply. Tool mode (``tool_mode=True``; pass ``environment_factory=openenv.environment_factory()``) trains multi-step
 environments through TRL's tool loop, one environment object per rollout. Settings that would break the sampler's
 bookkeeping are refused before training, naming the setting (:meth:`check`).
+
+On several processes (``torchrun``, ``accelerate launch``) every process builds its own ``OpenEnvTRL`` with the same
+config: the copies of the sampler draw the same rows and see every group (:mod:`.replicas`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from openenv_prime.evaluation.schedule import EvalSchedule
 from openenv_prime.samplers import make_sampler
 from openenv_prime.trl.config import OpenEnvTRLConfig
 from openenv_prime.trl.environment import TaskEnvironment
+from openenv_prime.trl.replicas import Replicas
 from openenv_prime.trl.rewards import OpenEnvReward
 from openenv_prime.trl.rows import SamplerRows
 from openenv_prime.trl.timers import Timers
@@ -48,8 +52,8 @@ class OpenEnvTRL:
         self.timers = Timers()
         self.env = TaskEnvironment(self.config)
         try:
-            kwargs = {"group_size": self.config.group_size, "seed": self.config.seed, **self.config.sampler_kwargs}
-            self.sampler = make_sampler(self.config.sampler, self.env.tasks, **kwargs)
+            self.sampler = make_sampler(self.config.sampler, self.env.tasks, **self.config.sampler_kwargs,
+                                        defaults={"group_size": self.config.group_size, "seed": self.config.seed})
         except (TypeError, ValueError) as err:
             self.env.close()
             raise ValueError(f"sampler_kwargs: {err}") from None
@@ -58,11 +62,14 @@ class OpenEnvTRL:
 
     # ---- the pieces ---------------------------------------------------------------------------------
     def dataset(self, args: Any):
-        """The ``train_dataset``: rows drawn from the sampler one generation batch at a time (checks ``args``)."""
+        """The ``train_dataset``: rows drawn from the sampler one generation batch at a time, the whole batch of all
+        processes on every process (checks ``args``)."""
         self.check(args)
         rows_per_batch = args.generation_batch_size // args.num_generations
-        if self.rows is None or self.rows.rows_per_batch != rows_per_batch:
-            self.rows = SamplerRows(self.env, self.sampler, rows_per_batch, tool_mode=self.tool_mode, timers=self.timers)
+        replicas = Replicas.of(args)
+        if self.rows is None or self.rows.rows_per_batch != rows_per_batch or self.rows.replicas.count != replicas.count:
+            self.rows = SamplerRows(self.env, self.sampler, rows_per_batch, tool_mode=self.tool_mode, timers=self.timers,
+                                    replicas=replicas)
             self.reward.rows = self.rows
         return self.rows.dataset()
 
@@ -88,9 +95,11 @@ class OpenEnvTRL:
 
     def attach(self, trainer: Any, *, schedule: EvalSchedule | None = None, per_family: int = 20,
                max_new_tokens: int | None = None, log: str | Path | None = None,
-               on_result: OnResult | Sequence[OnResult] = ()):
+               on_result: OnResult | Sequence[OnResult] = (), lockstep: bool | None = None):
         """Add the callback to ``trainer``: evals on ``schedule`` (None: none) with the trainer's model, greedy, up to
-        ``max_new_tokens`` (default: the run's ``max_completion_length``), records appended to ``log`` (JSONL)."""
+        ``max_new_tokens`` (default: the run's ``max_completion_length``), records appended to ``log`` (JSONL) by
+        the main process. On several processes each plays a share of the eval's tasks; ``lockstep`` makes their
+        model calls equal in number (None: only where the model is sharded, FSDP or ZeRO-3, which needs it)."""
         from openenv_prime.trl.callback import OpenEnvCallback
 
         self.check(trainer.args)
@@ -100,7 +109,7 @@ class OpenEnvTRL:
         if schedule is not None:
             harness = EvalHarness(self.eval_config(per_family), schedule, log=log, on_result=on_result,
                                   settings=TRL_EVAL_SETTINGS)
-        callback = OpenEnvCallback(self, trainer, harness,
+        callback = OpenEnvCallback(self, trainer, harness, lockstep=lockstep,
                                    max_new_tokens=max_new_tokens or trainer.args.max_completion_length)
         trainer.add_callback(callback)
         return callback
@@ -116,9 +125,9 @@ class OpenEnvTRL:
         if not args.ignore_data_skip:
             raise ValueError("GRPOConfig.ignore_data_skip=False would draw and drop the skipped batches on resume "
                              "(the sampler's state is restored instead); set ignore_data_skip=True")
-        if args.world_size != 1:
-            raise ValueError(f"{args.world_size} training processes: each would draw its own tasks and see only its "
-                             "own rollouts; the sampler path holds on one process (see docs/trl.md)")
+        if args.world_size > 1 and getattr(args.accelerator_config, "split_batches", False):
+            raise ValueError("accelerator_config.split_batches=True cuts each process's batch again, so a generation "
+                             "batch no longer spans the processes as TRL counts it; leave split_batches=False")
 
     def close(self) -> None:
         self.env.close()

@@ -3,12 +3,22 @@
 Prompts go through the tokenizer's chat template with ``add_generation_prompt=True``, as ``GRPOTrainer`` renders its
 training prompts, so an eval asks the model exactly what training asked. Generation runs in a worker thread so the
 eval's sockets keep answering the server while the model generates.
+
+A model sharded across processes (FSDP, DeepSpeed ZeRO-3) needs every process in every forward pass, so its
+processes must call ``generate`` equally often: :class:`Lockstep` makes them, as TRL's own generation does (and
+transformers' ``generate`` keeps their decoding steps equal, ``synced_gpus``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 from typing import Any
+
+from openenv_prime.trl.replicas import Replicas
+
+_FILLER = [{"role": "user", "content": ""}]
+"""The prompt a process generates for when it has fewer batches than another in a lockstep round."""
 
 
 class TransformersPolicy:
@@ -27,7 +37,13 @@ class TransformersPolicy:
     async def complete(self, prompts: list[list[dict]]) -> list[str]:
         return await asyncio.to_thread(self.generate, prompts)
 
-    def generate(self, prompts: list[list[dict]]) -> list[str]:
+    def batches(self, prompts: int) -> int:
+        """How many ``generate`` calls ``prompts`` prompts take."""
+        return math.ceil(prompts / self.batch_size)
+
+    def generate(self, prompts: list[list[dict]], *, batches: int | None = None) -> list[str]:
+        """Greedy replies to ``prompts``; ``batches``: call the model that many times, the calls past the prompts'
+        own on a filler prompt whose reply is dropped (see :class:`Lockstep`)."""
         import torch
 
         tok = self.tokenizer
@@ -38,16 +54,53 @@ class TransformersPolicy:
         training = self.model.training
         self.model.eval()
         replies: list[str] = []
+        chunks = [texts[start:start + self.batch_size] for start in range(0, len(texts), self.batch_size)]
+        filler = tok.apply_chat_template(_FILLER, tokenize=False, add_generation_prompt=True, **self.chat_template_kwargs)
+        chunks += [None] * ((batches or 0) - len(chunks))
         try:
-            for start in range(0, len(texts), self.batch_size):
-                batch = tok(texts[start:start + self.batch_size], return_tensors="pt", padding=True,
+            for chunk in chunks:
+                batch = tok(chunk or [filler], return_tensors="pt", padding=True,
                             add_special_tokens=False).to(self.model.device)
                 with torch.no_grad():
                     out = self.model.generate(**batch, max_new_tokens=self.max_new_tokens, do_sample=False,
                                               pad_token_id=pad)
-                new = out[:, batch["input_ids"].shape[1]:]
-                replies += tok.batch_decode(new, skip_special_tokens=True)
+                if chunk is not None:
+                    replies += tok.batch_decode(out[:, batch["input_ids"].shape[1]:], skip_special_tokens=True)
         finally:
             tok.padding_side = side
             self.model.train(training)
         return replies
+
+
+class Lockstep:
+    """An eval policy and the eval's :class:`~openenv_prime.evaluation.harness.Shards` in one, for a model sharded
+    across processes: every process plays its share of the eval's tasks, and in each round of model calls each
+    process generates as many batches as the process with the most prompts; a process whose share is done keeps
+    joining rounds (on filler prompts) until every share is, and only then are the shares gathered."""
+
+    def __init__(self, policy: TransformersPolicy, replicas: Replicas):
+        self.policy = policy
+        self.replicas = replicas
+        self.index = replicas.index
+        self.count = replicas.count
+        self.rounds = 0
+
+    async def complete(self, prompts: list[list[dict]]) -> list[str]:
+        return await asyncio.to_thread(self._round, prompts)
+
+    def _round(self, prompts: list[list[dict]]) -> list[str]:
+        if not prompts:
+            return []
+        counts = self.replicas.gather([len(prompts)])
+        self.rounds += 1
+        return self.policy.generate(prompts, batches=self.policy.batches(max(counts)))
+
+    def gather(self, items: list) -> list:
+        """Join the rounds of the processes still playing, then gather ``items`` from every process."""
+        while True:
+            counts = self.replicas.gather([0])
+            if not any(counts):
+                break
+            self.rounds += 1
+            self.policy.generate([], batches=self.policy.batches(max(counts)))
+        return self.replicas.gather(items)

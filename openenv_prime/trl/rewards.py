@@ -6,6 +6,11 @@ one prompt side by side, before any filter can drop a group. So the function see
 counts as costs. A group whose episodes the environment ended without any reward is not reported (there is no
 evidence in it), as in the MLX trainer.
 
+On several processes each call sees one process's contiguous slice of the generation batch, and a group can be split
+between two processes: each process scores its own completions, then the (draw, reward, cost) of every completion
+is gathered from all processes (:mod:`.replicas`), and every process applies every group's update in draw order, so
+the copies of the sampler stay identical and no group is lost or counted twice.
+
 In text mode each completion is the reply to the task's one question, played through the episode engine on the
 server; in tool mode the episode was played by TRL's tool loop on the environment object, and a text environment
 whose model answered without calling the tool has that answer played as its reply.
@@ -51,8 +56,6 @@ class OpenEnvReward:
                  draw: list[int] | None = None, environments: list | None = None, **kwargs: Any) -> list[float | None]:
         if draw is None:
             raise ValueError("the rows have no 'draw' column: pass this OpenEnvTRL's dataset as train_dataset")
-        with self.timers.time("rewards"):
-            starts = self._groups(draw)
         if environments is not None:
             episodes = self._tool_episodes(environments, completions)
         else:
@@ -65,31 +68,35 @@ class OpenEnvReward:
                                       draw=draw, environments=environments, **kwargs))
         else:
             rewards = [ep.reward for ep in episodes]
-        costs = [float(len(ids)) for ids in completion_ids] if completion_ids is not None else None
-        for start in starts:
-            group = slice(start, start + self.group_size)
+        costs = [float(len(ids)) for ids in completion_ids] if completion_ids is not None else [None] * len(draw)
+        with self.timers.time("rewards"):
+            scored = self.rows.replicas.gather(list(zip(draw, rewards, costs)))  # the whole generation batch
+            groups = self._groups(scored)
+        for group in groups:
             with self.timers.time("rewards"):
-                row = self.rows.take(draw[start])
-                scored = [r for r in rewards[group] if r is not None]
-                group_costs = [c for c, r in zip(costs[group], rewards[group]) if r is not None] if costs else None
-            if scored:
+                row = self.rows.take(group[0][0])
+                kept = [(r, c) for _, r, c in group if r is not None]
+            if kept:
+                group_costs = [c for _, c in kept] if kept[0][1] is not None else None
                 with self.timers.time("sampler"):
-                    self.rows.sampler.update(self.rows.task(row["task_index"]), scored, group_costs)
+                    self.rows.sampler.update(self.rows.task(row["task_index"]), [r for r, _ in kept], group_costs)
             self.groups += 1
         return rewards
 
-    def _groups(self, draw: list[int]) -> list[int]:
-        """The first position of each group; an error unless every group is ``group_size`` rows of one draw."""
+    def _groups(self, scored: list[tuple[int, float | None, float | None]]) -> list[list[tuple]]:
+        """The generation batch's (draw, reward, cost) cut into groups; an error unless every group is
+        ``group_size`` completions of one draw."""
         g = self.group_size
-        if len(draw) % g:
-            raise ValueError(f"the reward function got {len(draw)} completions, not a multiple of group_size={g}; "
+        if len(scored) % g:
+            raise ValueError(f"the reward function got {len(scored)} completions, not a multiple of group_size={g}; "
                              "set GRPOConfig.num_generations to the OpenEnvTRLConfig's group_size")
-        starts = list(range(0, len(draw), g))
-        for start in starts:
-            if len(set(draw[start:start + g])) != 1:
-                raise ValueError(f"completions {start}..{start + g - 1} come from several rows ({sorted(set(draw[start:start + g]))}): "
+        groups = [scored[start:start + g] for start in range(0, len(scored), g)]
+        for start, group in zip(range(0, len(scored), g), groups):
+            draws = sorted({d for d, _, _ in group})
+            if len(draws) != 1:
+                raise ValueError(f"completions {start}..{start + g - 1} come from several rows ({draws}): "
                                  "set GRPOConfig.num_generations to group_size and keep shuffle_dataset=False")
-        return starts
+        return groups
 
     def _tool_episodes(self, environments: list, completions: list) -> list[Episode]:
         """The episodes TRL's tool loop played; a text environment's unplayed episode gets the answer as its reply."""

@@ -236,3 +236,26 @@ def test_capped_server_gets_as_many_sessions_as_it_admits():
     assert policy.batches == [3] * 5  # 16 asked for, 3 admitted: waves of 3
     assert len(result.results) == 15 and all(r.done for r in result.results)
     assert result.accuracy_by_family() == {str(t): float(t in CORRECT_TIERS) for t in range(5)}
+
+
+@pytest.mark.parametrize("count", [2, 3])
+def test_shards_of_an_eval_combine_into_the_eval_one_process_plays(chain_sum_server, count):
+    """Processes that share an eval each play tasks k::n; joined, they are the one-process eval, task for task."""
+    from openenv_prime.evaluation.result import combine
+
+    replies = {0: "{total}", 1: "", 2: "{total}", 3: "no", 4: "{total}"}  # tier 1's invalid replies take more rounds
+    config = EvalConfig(base_url=chain_sum_server, per_family=3, seed=2, max_concurrency=4, system_prompt=None)
+
+    def play(shard):
+        policy = _InProcessPolicy(lambda tier, total: replies[tier].format(total=total))
+        return asyncio.run(run_eval_async(config, policy, shard=shard))
+
+    whole = play((0, 1))
+    parts = [play((k, count)) for k in range(count)]
+    assert sorted(len(p.results) for p in parts) == sorted(len(range(k, 15, count)) for k in range(count))
+    joined = combine(parts)
+    same = ("results", "families", "accuracy", "mean_reward", "truncated", "ended_invalid", "unscored", "split")
+    assert all(getattr(joined, name) == getattr(whole, name) for name in same)
+    assert joined.elapsed_s == max(p.elapsed_s for p in parts)
+    with pytest.raises(ValueError, match=r"shard \(2, 2\)"):
+        asyncio.run(run_eval_async(config, _InProcessPolicy(lambda tier, total: ""), shard=(2, 2)))

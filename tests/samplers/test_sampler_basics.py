@@ -116,6 +116,18 @@ def test_make_sampler_builds_each_registered_sampler():
     assert isinstance(curriculum, CurriculumSampler) and curriculum.group_size == 16 and curriculum.gamma == 0.5
 
 
+def test_a_runs_defaults_reach_each_sampler_only_where_it_takes_them():
+    tasks = make_pool([2, 2])
+    run = {"seed": 5, "group_size": 4}
+    assert isinstance(make_sampler("sequential", tasks, defaults=run), SequentialSampler)  # neither
+    uniform = make_sampler("uniform", tasks, defaults=run, over="keys")
+    assert uniform.seed == 5 and uniform.over == "keys"  # the seed, not the group size
+    curriculum = make_sampler("curriculum", tasks, defaults=run, group_size=8)
+    assert curriculum.seed == 5 and curriculum.group_size == 8  # the user's settings win over the run's
+    with pytest.raises(TypeError, match="'uniform' does not take that setting"):
+        make_sampler("uniform", tasks, defaults=run, group_size=8)  # a user's setting must be taken
+
+
 def test_make_sampler_names_the_problem():
     with pytest.raises(ValueError, match="unknown sampler 'thompson'.*curriculum"):
         make_sampler("thompson", make_pool([1]))

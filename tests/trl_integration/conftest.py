@@ -1,10 +1,9 @@
-"""TRL fixtures: a tiny random Llama built from a config (no Hub), with a character tokenizer that knows every
-printable character, and the tests' OpenEnv servers. TRL, transformers and torch are real; the model is tiny."""
+"""TRL fixtures: the tests' OpenEnv servers (the tiny model and the run settings are in tiny.py). TRL, transformers
+and torch are real; the model is tiny."""
 
 from __future__ import annotations
 
 import os
-import string
 import sys
 from pathlib import Path
 
@@ -17,40 +16,6 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 pytest.importorskip("trl", reason="TRL is not installed (the `trl` extra)")
 
 TESTS = Path(__file__).resolve().parents[1]
-
-
-def tiny_tokenizer(chat_template: str | None = None):
-    """One token per printable character (so any text round-trips), the trainer's tiny chat template by default."""
-    from openenv_prime.mlx_trainer.model.sources import ROLE_TOKENS, SPECIAL_TOKENS, char_tokenizer
-
-    tokenizer = char_tokenizer([*SPECIAL_TOKENS, *ROLE_TOKENS, *dict.fromkeys(string.printable)])
-    if chat_template is not None:
-        tokenizer.chat_template = chat_template
-    return tokenizer
-
-
-def tiny_model(tokenizer, seed: int = 0):
-    """A random dim-32, 2-layer Llama for ``tokenizer`` (the same seed gives the same weights)."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(seed)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, intermediate_size=64,
-                         num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=4096,
-                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-                         pad_token_id=tokenizer.pad_token_id, tie_word_embeddings=True)
-    return LlamaForCausalLM(config)
-
-
-def grpo_args(out: Path, **overrides):
-    """A GRPOConfig for a few CPU steps: 2 tasks x 4 rollouts per step, 6 new tokens, nothing reported."""
-    from trl import GRPOConfig
-
-    settings = dict(output_dir=str(out), num_generations=4, per_device_train_batch_size=8, max_steps=4,
-                    max_completion_length=6, learning_rate=1e-3, logging_steps=1, save_steps=2, report_to=[],
-                    use_cpu=True, bf16=False, shuffle_dataset=False, ignore_data_skip=True, disable_tqdm=True,
-                    gradient_checkpointing=False, seed=0)
-    return GRPOConfig(**{**settings, **overrides})
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import pytest
 
 from openenv_prime.trl import OpenEnvTRL, OpenEnvTRLConfig
 from tests.support.processes import free_port
-from tests.trl_integration.conftest import grpo_args
+from tests.trl_integration.tiny import grpo_args
 
 
 def test_a_wrong_base_url_names_base_url():
@@ -60,3 +60,21 @@ def test_a_bad_sampler_setting_names_sampler_kwargs(chain_sum_server):
 def test_the_environment_factory_is_for_tool_mode(openenv):
     with pytest.raises(ValueError, match="tool_mode=True"):
         openenv.environment_factory()
+
+
+def test_resuming_with_another_generation_batch_is_refused_naming_the_setting(openenv, tmp_path):
+    openenv.dataset(grpo_args(tmp_path, per_device_train_batch_size=4))  # one row (task) per generation batch
+    before = openenv.rows.state_dict()
+    saved = {**before, "rows_per_batch": 2, "processes": 2}  # a checkpoint of two processes x 4 completions
+    with pytest.raises(ValueError, match=r"held 2 rows .* this run's holds 1 .*ran on 2 process\(es\), this run on 1.*"
+                                         r"per_device_train_batch_size"):
+        openenv.rows.load_state_dict(saved)
+    assert openenv.rows.state_dict() == before
+
+
+def test_split_batches_is_refused_on_several_processes(openenv, tmp_path, monkeypatch):
+    args = grpo_args(tmp_path, accelerator_config={"split_batches": True})
+    openenv.check(args)  # one process: nothing to split
+    monkeypatch.setattr(type(args), "world_size", property(lambda self: 2))  # as under torchrun, without a second process
+    with pytest.raises(ValueError, match="split_batches=True"):
+        openenv.check(args)

@@ -12,7 +12,7 @@ from openenv_prime.evaluation import EvalSchedule
 from openenv_prime.trl import OpenEnvTRL, OpenEnvTRLConfig
 from openenv_prime.trl.policy import TransformersPolicy
 from tests.play.gold_server import GOLD, gold_in
-from tests.trl_integration.conftest import grpo_args, tiny_model, tiny_tokenizer
+from tests.trl_integration.tiny import grpo_args, tiny_model, tiny_tokenizer
 
 
 def factory_for(url: str, tmp_path, **settings):

@@ -9,7 +9,7 @@ import pytest
 
 from openenv_prime.evaluation import EvalSchedule
 from openenv_prime.trl import OpenEnvTRL, OpenEnvTRLConfig
-from tests.trl_integration.conftest import grpo_args, tiny_model, tiny_tokenizer
+from tests.trl_integration.tiny import grpo_args, tiny_model, tiny_tokenizer
 
 GROUP = 4
 STEPS = 4
@@ -35,11 +35,11 @@ class Recorded:
         return dict(sorted({**self.drawn, **{d: r["task_index"] for d, r in rows.pending.items()}}.items()))
 
 
-def train(url, out, *, max_steps=STEPS, resume=None, score=None, schedule=EvalSchedule(every=2), seed=0):
-    """One text-mode run; returns (openenv, trainer, recorded)."""
+def train(url, out, *, max_steps=STEPS, resume=None, score=None, schedule=EvalSchedule(every=2), seed=0, **settings):
+    """One text-mode run (``settings``: more OpenEnvTRLConfig fields); returns (openenv, trainer, recorded)."""
     from trl import GRPOTrainer
 
-    openenv = OpenEnvTRL(OpenEnvTRLConfig(base_url=url, group_size=GROUP, seed=seed), score=score)
+    openenv = OpenEnvTRL(OpenEnvTRLConfig(base_url=url, group_size=GROUP, seed=seed, **settings), score=score)
     recorded = Recorded(openenv)
     args = grpo_args(out, max_steps=max_steps)
     tokenizer = tiny_tokenizer()
@@ -150,3 +150,18 @@ def test_resume_restores_the_sampler_and_draws_what_an_uninterrupted_run_draws(r
     assert [r["step"] for r in saved["evals"]] == [0, 2]
     again = [json.loads(line)["step"] for line in (tmp_path / "evals.jsonl").read_text().splitlines()]
     assert again == [4]
+
+
+@pytest.mark.parametrize("sampler, kwargs", [("uniform", {"over": "keys"}), ("sequential", {})])
+def test_trl_trains_with_the_baseline_samplers_and_their_settings(chain_sum_server, tmp_path, sampler, kwargs):
+    from openenv_prime.samplers import make_sampler
+
+    openenv, trainer, recorded = train(chain_sum_server, tmp_path, max_steps=2, schedule=None, seed=3,
+                                       sampler=sampler, sampler_kwargs=kwargs)
+    assert trainer.state.global_step == 2 and len(recorded.updates) == 4
+    assert type(openenv.sampler) is type(make_sampler(sampler, openenv.env.tasks))
+    assert all(getattr(openenv.sampler, name) == value for name, value in kwargs.items())
+    # the draws are the sampler's own: the same sampler built by hand, with the run's seed where it takes one
+    by_hand = make_sampler(sampler, openenv.env.tasks, defaults={"seed": 3, "group_size": GROUP}, **kwargs)
+    drawn = recorded.draws()
+    assert list(drawn.values()) == [task.index for task in by_hand.sample(len(drawn))]
