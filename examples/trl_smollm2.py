@@ -8,6 +8,14 @@ curriculum sampler over the two families, and greedy evals on 32 held-out questi
 
     .venv/bin/python examples/trl_smollm2.py --seed 0 --out runs/trl-smollm2
 
+On several processes (DDP; TRL takes its slice of every generation batch on each), against a server started first:
+
+    openenv-prime serve reasoning-gym --datasets products,basic_arithmetic --tiers 1 --train-size 40 --heldout-size 32 --port 8000 &
+    .venv/bin/torchrun --nproc_per_node 2 examples/trl_smollm2.py --base-url http://127.0.0.1:8000 --out runs/trl-2
+
+`--base-url` trains on any OpenEnv server (`--tasks` for one without a Task API); the held-out split and the family
+field are then the server's own unless `--test-split` and `--family-field` say otherwise.
+
 It prints what moved and writes OUT/summary.json (held-out accuracy per eval, seconds per step, the time spent in
 openenv-prime's sampler, dataset, reward hook and eval scheduling) and OUT/evals.jsonl (`openenv-prime plot OUT`).
 """
@@ -20,14 +28,19 @@ import os
 import resource
 import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 
-def run(seed: int, steps: int, out: Path, cache_dir: str | None = None) -> dict:
+def run(seed: int, steps: int, out: Path, cache_dir: str | None = None, *, base_url: str | None = None,
+        eval_every: int = 8, server: dict | None = None) -> dict:
+    """Train; ``base_url``: on that server (``server``: its OpenEnvTRLConfig settings) instead of a reasoning-gym
+    server started here. Every process of a torchrun launch runs this; the main one writes the summary."""
     import torch
+    import torch.distributed as dist
     from peft import LoraConfig
     from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
     from trl import GRPOConfig, GRPOTrainer
@@ -37,7 +50,12 @@ def run(seed: int, steps: int, out: Path, cache_dir: str | None = None) -> dict:
     from openenv_prime.trl import OpenEnvTRL, OpenEnvTRLConfig
     from openenv_prime.trl.models import smollm2_dir
 
-    torch.set_num_threads(os.cpu_count() or 1)
+    processes = int(os.environ.get("WORLD_SIZE", "1"))
+    if processes > 1 and base_url is None:
+        raise SystemExit("on several processes, start the server first and pass --base-url (see this file's docstring)")
+    if 32 % processes:
+        raise SystemExit(f"32 completions per step do not split over {processes} processes")
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) // processes))
     set_seed(seed)
     folder = smollm2_dir(cache_dir)
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
@@ -49,12 +67,16 @@ def run(seed: int, steps: int, out: Path, cache_dir: str | None = None) -> dict:
                       layers_to_transform=list(range(layers - 8, layers)))
     out.mkdir(parents=True, exist_ok=True)
     sizes = ["--train-size", "40", "--heldout-size", "32"]
-    with local_server("reasoning-gym", datasets=["products", "basic_arithmetic"], tiers=1, max_sessions=64,
-                      extra_args=sizes) as url:
-        openenv = OpenEnvTRL(OpenEnvTRLConfig(base_url=url, group_size=8, seed=seed, test_split="heldout",
-                                              family_field="family", system_prompt="Reply with only the final number."))
+    own = {"test_split": "heldout", "family_field": "family"}
+    serving = nullcontext(base_url) if base_url else local_server(
+        "reasoning-gym", datasets=["products", "basic_arithmetic"], tiers=1, max_sessions=64, extra_args=sizes)
+    with serving as url:
+        settings = {**(own if base_url is None else {}), **(server or {})}
+        openenv = OpenEnvTRL(OpenEnvTRLConfig(base_url=url, group_size=8, seed=seed,
+                                              system_prompt="Reply with only the final number.", **settings))
         args = GRPOConfig(
-            output_dir=str(out), seed=seed, max_steps=steps, per_device_train_batch_size=32, num_generations=8,
+            output_dir=str(out), seed=seed, max_steps=steps, per_device_train_batch_size=32 // processes,
+            num_generations=8,
             max_completion_length=8, temperature=1.0, learning_rate=1e-4, lr_scheduler_type="cosine_with_min_lr",
             lr_scheduler_kwargs={"min_lr_rate": 0.1}, warmup_steps=0, epsilon=0.2, beta=0.0, shuffle_dataset=False,
             ignore_data_skip=True, logging_steps=1, save_steps=steps, report_to=[], use_cpu=True, bf16=False,
@@ -63,24 +85,27 @@ def run(seed: int, steps: int, out: Path, cache_dir: str | None = None) -> dict:
         )
         trainer = GRPOTrainer(model=model, reward_funcs=[openenv.reward], train_dataset=openenv.dataset(args),
                               args=args, processing_class=tokenizer, peft_config=lora)
-        openenv.attach(trainer, schedule=EvalSchedule(every=8), per_family=32, max_new_tokens=8,
-                       log=out / "evals.jsonl")
+        callback = openenv.attach(trainer, schedule=EvalSchedule(every=eval_every), per_family=32, max_new_tokens=8,
+                                  log=out / "evals.jsonl")
         started = time.perf_counter()
         trainer.train()
         wall = time.perf_counter() - started
         openenv.close()
     timers = dict(openenv.timers.seconds)
     training = wall - timers.get("eval", 0.0)
-    evals = [json.loads(line) for line in (out / "evals.jsonl").read_text().splitlines()]
+    evals = callback.harness.records  # evals.jsonl holds the same, written by the main process
     rewards = [h["reward"] for h in trainer.state.log_history if "reward" in h and "step" in h and "train_runtime" not in h]
     summary = {
         "seed": seed, "steps": steps, "evals": evals, "sampled_reward": rewards,
         "seconds_per_step": training / steps, "eval_seconds": timers.get("eval", 0.0), "wall_seconds": wall,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "timers": timers, "overhead_share": openenv.timers.overhead() / training,
-        "sampler": openenv.sampler.metrics(per_key=False),
+        "sampler": openenv.sampler.metrics(per_key=False), "processes": processes,
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    if args.process_index == 0:
+        (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    if dist.is_initialized():
+        dist.destroy_process_group()  # or a second process aborts at exit
     return summary
 
 
@@ -105,8 +130,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=16)
     parser.add_argument("--out", type=Path, default=Path("runs/trl-smollm2"))
     parser.add_argument("--cache-dir", help="where the converted SmolLM2 is kept (default ~/.cache/openenv-prime)")
+    parser.add_argument("--eval-every", type=int, default=8, help="evaluate every N steps (and at the first and last)")
+    parser.add_argument("--base-url", help="train on this OpenEnv server instead of starting reasoning-gym's")
+    parser.add_argument("--tasks", help="with --base-url: a task list (JSONL) for a server without a Task API")
+    parser.add_argument("--test-split", help="with --base-url: the held-out split (default: the server's test split)")
+    parser.add_argument("--family-field", help="with --base-url: the task field naming families (default: auto)")
     args = parser.parse_args(argv)
-    print(report(run(args.seed, args.steps, args.out, args.cache_dir)))
+    server = {name: value for name, value in [("tasks", args.tasks), ("test_split", args.test_split),
+                                              ("family_field", args.family_field)] if value is not None}
+    if server and not args.base_url:
+        parser.error("--tasks, --test-split and --family-field describe the server of --base-url; pass it too")
+    summary = run(args.seed, args.steps, args.out, args.cache_dir, base_url=args.base_url, eval_every=args.eval_every,
+                  server=server)
+    if int(os.environ.get("RANK", "0")) == 0:
+        print(report(summary))
     return 0
 
 

@@ -107,7 +107,7 @@ class EvalResult(BaseModel):
         return sum(r.reply_chars for r in self.results)
 
 
-def summarize(config: EvalConfig, results: list[TaskResult], family_order: list[str], **about) -> EvalResult:
+def scored_result(config: EvalConfig, results: list[TaskResult], family_order: list[str], **about) -> EvalResult:
     """The eval's result from its episodes' results; ``about`` holds the fields that describe the run (env_name,
     split, family_field, choices, reconnects, warnings, elapsed_s)."""
     scored = [r for r in results if r.reward is not None]
@@ -130,7 +130,7 @@ def combine(parts: list[EvalResult]) -> EvalResult:
     total = sum(len(p.results) for p in parts)
     results = [parts[k % n].results[k // n] for k in range(total)]
     first = parts[0]
-    return summarize(first.config, results, sorted({r.family for r in results}, key=family_sort_key),
+    return scored_result(first.config, results, sorted({r.family for r in results}, key=family_sort_key),
                      env_name=first.env_name, split=first.split, family_field=first.family_field,
                      choices=first.choices, reconnects=sum(p.reconnects for p in parts), warnings=first.warnings,
                      elapsed_s=max(p.elapsed_s for p in parts))

@@ -26,7 +26,7 @@ from openenv_prime.client.setup import EnvironmentSetup
 from openenv_prime.client.wire.session_pool import SessionPool
 from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.policy import Policy
-from openenv_prime.evaluation.result import EvalResult, TaskResult, summarize
+from openenv_prime.evaluation.result import EvalResult, TaskResult, scored_result
 from openenv_prime.evaluation.selection import choose_tasks, family_sort_key
 from openenv_prime.evaluation.settings import setting_names
 from openenv_prime.samplers.task import Task
@@ -95,7 +95,7 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, settings: dict[s
         await asyncio.gather(*(ep.session.close() for ep in episodes if ep.session is not None), return_exceptions=True)
     results = [_result(ep, config) for ep in episodes]
     families = sorted({r.family for r in results}, key=family_sort_key)
-    return summarize(config, results, families, env_name=plan.env_name, split=plan.split,
+    return scored_result(config, results, families, env_name=plan.env_name, split=plan.split,
                      family_field=plan.family_field, choices=plan.choices,
                      reconnects=sum(ep.reconnects for ep in episodes), warnings=plan.notes,
                      elapsed_s=time.perf_counter() - started)

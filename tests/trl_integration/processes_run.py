@@ -50,6 +50,7 @@ def main() -> None:
     parser.add_argument("--resume", default=None, help="a checkpoint to resume from")
     parser.add_argument("--lockstep", action="store_true", help="evals generate in lockstep, as FSDP/ZeRO-3 need")
     parser.add_argument("--max-sessions", type=int, default=64, help="1: an eval plays one episode at a time")
+    parser.add_argument("--diverge", action="store_true", help="process 1 seeds its sampler differently (a broken run)")
     parser.add_argument("--train-split", default="train")
     parser.add_argument("--test-split", default=None)
     opts = parser.parse_args()
@@ -64,7 +65,8 @@ def main() -> None:
 
     args = grpo_args(opts.out, max_steps=opts.steps, per_device_train_batch_size=opts.per_device, ddp_timeout=180,
                      max_completion_length=12 if opts.mode == "tool" else 6)
-    config = OpenEnvTRLConfig(base_url=opts.url, group_size=GROUP, seed=0, sampler=opts.sampler,
+    seed = int(opts.diverge and args.process_index == 1)
+    config = OpenEnvTRLConfig(base_url=opts.url, group_size=GROUP, seed=seed, sampler=opts.sampler,
                               train_split=opts.train_split, test_split=opts.test_split, max_steps=2,
                               max_sessions=opts.max_sessions)
     openenv = OpenEnvTRL(config, tool_mode=opts.mode == "tool", score=PositionScore(args.process_index))

@@ -22,8 +22,9 @@ STEPS = 4
 ROWS_PER_STEP = 2  # 4 completions on each of 2 processes, or 8 on one: 2 tasks x 4 rollouts
 
 
-def launch(processes: int, url: str, out: Path, *options: str) -> list[dict]:
-    """processes_run.py on ``processes`` processes (torchrun for more than one, plain python for one); what each wrote."""
+def launch(processes: int, url: str, out: Path, *options: str, fails: bool = False) -> list[dict] | str:
+    """processes_run.py on ``processes`` processes (torchrun for more than one, plain python for one); what each wrote
+    (``fails``: the run must fail; its output)."""
     if processes == 1:
         command = [sys.executable, str(SCRIPT)]
     else:
@@ -32,6 +33,9 @@ def launch(processes: int, url: str, out: Path, *options: str) -> list[dict]:
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run([*command, "--url", url, "--out", str(out), *options], capture_output=True, text=True,
                           timeout=600, env=env)
+    if fails:
+        assert done.returncode != 0, f"{' '.join(command)} did not fail:\n{done.stdout[-4000:]}"
+        return done.stdout + done.stderr
     assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout[-4000:]}\n{done.stderr[-6000:]}"
     return [json.loads((out / f"process-{i}.json").read_text()) for i in range(processes)]
 
@@ -136,3 +140,10 @@ def test_evals_in_lockstep_make_every_process_call_the_model_equally_often(runs)
     # one episode at a time: the process with fewer episodes joins the other's last rounds on a filler prompt
     assert any(prompts == 0 for prompts, _ in calls[0] + calls[1])
     assert all(n == math.ceil(p / 32) or p == 0 for p, n in calls[0] + calls[1])
+
+
+def test_copies_that_differ_stop_the_run_on_every_process_with_a_message(chain_sum_server, tmp_path):
+    output = launch(2, chain_sum_server, tmp_path, "--diverge", fails=True)
+    assert "ReplicaMismatch" in output and "differ between the training processes" in output
+    assert output.count("same OpenEnvTRLConfig (seed, sampler, sampler_kwargs)") == 2  # both processes stopped, saying why
+    assert not list(tmp_path.glob("process-*.json"))
