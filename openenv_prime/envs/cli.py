@@ -2,15 +2,18 @@
 
 ENV is `chain-sum`, `reasoning-gym` (datasets in curriculum tiers), `imported PACKAGE_DIR` (a package made by
 openenv's `openenv import`, which has a Task API of its own), or `MODULE:CLASS`: any OpenEnv environment class,
-served with the Task API over a task list (`--tasks`) or seeds (`--seeds`)."""
+served with the Task API over a task list (`--tasks`) or N seeded tasks per split (`--tasks-per-split`; `--seeds` is
+its deprecated old name)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
+from openenv_prime.cli_support import DeprecatedAlias, ExampleFormatter
+
 NAMED_ENVIRONMENTS = ("chain-sum", "reasoning-gym", "imported")
-_CLASS_FLAGS = ("tasks", "seeds", "splits", "path", "env_name", "action", "observation", "env_kwargs")
+_CLASS_FLAGS = ("tasks", "tasks_per_split", "splits", "path", "env_name", "action", "observation", "env_kwargs")
 _TIER_FLAGS = ("tiers", "schedule", "datasets", "train_size", "test_size", "heldout_size")
 _USED_BY = {
     "chain-sum": {"tiers", "schedule"},
@@ -44,22 +47,23 @@ def _env_kwargs(args: argparse.Namespace) -> dict | None:
 def _serve_class(args: argparse.Namespace) -> int:
     from openenv_prime.envs.serve import serve_with_tasks
 
-    if (args.tasks is None) == (args.seeds is None):
+    if (args.tasks is None) == (args.tasks_per_split is None):
         raise SystemExit(
-            f"openenv-prime serve {args.env}: pass exactly one of --tasks FILE.jsonl or --seeds N (a package made by "
-            "`openenv import` has a Task API of its own: openenv-prime serve imported PACKAGE_DIR)"
+            f"openenv-prime serve {args.env}: pass exactly one of --tasks FILE.jsonl or --tasks-per-split N (a package "
+            "made by `openenv import` has a Task API of its own: openenv-prime serve imported PACKAGE_DIR)"
         )
-    if args.splits is not None and args.seeds is None:
-        raise SystemExit(f"openenv-prime serve {args.env}: --splits goes with --seeds (a task list names its own splits)")
+    if args.splits is not None and args.tasks_per_split is None:
+        raise SystemExit(f"openenv-prime serve {args.env}: --splits goes with --tasks-per-split (a task list names its "
+                         "own splits)")
     env_kwargs = _env_kwargs(args)
-    if args.seeds is not None:
+    if args.tasks_per_split is not None:
         from openenv_prime.envs.taskapi.seeds import SeedTasks
 
         splits = [s.strip() for s in (args.splits or "train,test").split(",")]
         try:
-            tasks = SeedTasks(args.seeds, splits)
+            tasks = SeedTasks(args.tasks_per_split, splits)
         except ValueError as error:
-            raise SystemExit(f"openenv-prime serve {args.env}: --seeds/--splits: {error}")
+            raise SystemExit(f"openenv-prime serve {args.env}: --tasks-per-split/--splits: {error}")
     else:
         tasks = args.tasks
     return serve_with_tasks(
@@ -97,7 +101,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.env not in NAMED_ENVIRONMENTS:
         raise SystemExit(
             f"openenv-prime serve: unknown environment {args.env!r}; use one of {', '.join(NAMED_ENVIRONMENTS)} "
-            f"or MODULE:CLASS (an OpenEnv Environment class, with --tasks or --seeds)"
+            f"or MODULE:CLASS (an OpenEnv Environment class, with --tasks or --tasks-per-split)"
         )
     _refuse_unused_flags(args, args.env)
     if args.env == "imported":
@@ -121,16 +125,19 @@ def register(subparsers) -> None:
         help="serve an OpenEnv environment (Task API over HTTP, episodes over /ws)",
         description=(
             "Serve an OpenEnv environment under uvicorn. Prints 'listening on http://HOST:PORT' once bound.\n\n"
-            "  openenv-prime serve chain-sum [--tiers N --schedule S]\n"
+            "examples:\n"
+            "  openenv-prime serve chain-sum --tiers 10 --schedule interleaved\n"
             "  openenv-prime serve reasoning-gym --datasets leg_counting,basic_arithmetic --tiers 3\n"
-            "  openenv-prime serve imported ./my_env   (a package made by `openenv import SOURCE --name my_env`)\n"
-            "  openenv-prime serve my_pkg.server.env:MyEnvironment --tasks tasks.jsonl   (or --seeds N)\n\n"
-            "imported serves a verifiers or ORS environment imported by openenv 0.10.0 with its own Task API,\n"
-            "loading a verifiers environment once in the main thread (the generated app.py cannot under uvicorn).\n"
-            "MODULE:CLASS serves any OpenEnv Environment class with the Task API added: reset(split=, index=)\n"
-            "plays exactly that task by calling the class's own reset with the task's reset arguments."
+            "  openenv-prime serve imported ./my_env     # a package made by `openenv import SOURCE --name my_env`\n"
+            "  openenv-prime serve my_pkg.server.env:MyEnvironment --tasks tasks.jsonl\n"
+            "  openenv-prime serve my_pkg.server.env:MyEnvironment --tasks-per-split 500 --splits train,test\n\n"
+            "imported serves a verifiers or ORS environment imported by openenv 0.10.0 with its own Task API, "
+            "loading a verifiers environment once in the main thread (the generated app.py cannot under uvicorn). "
+            "MODULE:CLASS serves any OpenEnv Environment class with the Task API added: reset(split=, index=) "
+            "plays exactly that task by calling the class's own reset with the task's reset arguments.\n\n"
+            "Serving, task lists and bringing your own environment: docs/openenv.md in the openenv-prime repository."
         ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=ExampleFormatter,
     )
     parser.add_argument("env", metavar="ENV", help="chain-sum, reasoning-gym, imported, or MODULE:CLASS (an OpenEnv Environment class)")
     parser.add_argument("package", metavar="PACKAGE_DIR", nargs="?", default=None,
@@ -170,8 +177,12 @@ def register(subparsers) -> None:
 
     own = parser.add_argument_group("MODULE:CLASS (any OpenEnv environment)")
     own.add_argument("--tasks", default=None, metavar="FILE.jsonl", help='task list: one {"split", "id", ..., "reset": {...}} object per line')
-    own.add_argument("--seeds", type=int, default=None, metavar="N", help="N tasks per split, task i playing reset(seed=...) with the split's i-th seed")
-    own.add_argument("--splits", default=None, metavar="A,B", help="with --seeds: split names (default train,test); seeds are disjoint across splits")
+    own.add_argument("--tasks-per-split", type=int, default=None, metavar="N",
+                     help="a count, not a seed: N tasks per split, task i of a split playing reset(seed=S) with that "
+                     "split's i-th seed S (split k's seeds start at k * 1,000,000); old name: --seeds, deprecated")
+    own.add_argument("--seeds", type=int, dest="tasks_per_split", action=DeprecatedAlias, new="--tasks-per-split")
+    own.add_argument("--splits", default=None, metavar="A,B",
+                     help="with --tasks-per-split: split names (default train,test); seeds are disjoint across splits")
     own.add_argument("--path", action="append", default=None, metavar="DIR", help="put DIR first on sys.path to import MODULE (repeatable)")
     own.add_argument("--env-name", default=None, help="name in the Task API routes /NAME/... (default: the environment's package, the folder holding its server/, e.g. envs.textarena_env.server.environment -> textarena_env; outside such a package, from the class: GridWorldEnvironment -> grid_world_env)")
     own.add_argument("--action", default=None, metavar="MODULE:CLASS", help="action class (default: read from the environment class)")

@@ -140,7 +140,7 @@ def local_server(
     options = {
         "--tiers": tiers, "--schedule": schedule, "--max-sessions": max_sessions, "--session-timeout": session_timeout,
         "--datasets": ",".join(datasets) if datasets is not None else None,
-        "--tasks": os.fspath(tasks) if tasks is not None else None, "--seeds": seeds,
+        "--tasks": os.fspath(tasks) if tasks is not None else None, "--tasks-per-split": seeds,
         "--splits": ",".join(splits) if splits is not None else None, "--env-name": env_name,
     }
     for flag, value in options.items():

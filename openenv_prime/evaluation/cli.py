@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+from openenv_prime.cli_support import DeprecatedAlias, ExampleFormatter
 from openenv_prime.client.engine.episode_rules import DEFAULT_RULES, REWARD_MODES
 from openenv_prime.client.prompts.budget import DEFAULT_PROMPT_BUDGET
 from openenv_prime.client.prompts.hidden import DEFAULT_HIDDEN_FIELDS
@@ -50,6 +51,8 @@ def _register_plot(subparsers: argparse._SubParsersAction) -> None:
         description="Draw per-family eval accuracy from eval logs against optimizer steps, the sampler's episodes and "
         "its cost (generated tokens): an EvalHarness JSONL log (a TRL run's, a plain loop's), or a run directory of "
         "`openenv-prime train`. With several runs, one line style per run (e.g. curriculum vs uniform).",
+        epilog=PLOT_EXAMPLES,
+        formatter_class=ExampleFormatter,
     )
     p.add_argument("runs", nargs="+", type=Path, metavar="RUN",
                    help="a run directory (its log.jsonl or evals.jsonl) or an eval log (JSONL)")
@@ -69,24 +72,62 @@ def _plot(args: argparse.Namespace) -> int:
     return 0
 
 
+PLOT_EXAMPLES = """\
+examples:
+  openenv-prime plot runs/mlx-default               # a train run: writes runs/mlx-default/plots/accuracy*.png
+  openenv-prime plot runs/curriculum runs/uniform --out compare.png
+  openenv-prime plot evals.jsonl                    # an EvalHarness log (TRL, a plain loop)
+
+Eval logs and what they hold: docs/evaluation.md in the openenv-prime repository.
+"""
+
+# Real invocations (tests/test_cli_help.py parses every `openenv-prime ...` line); M is the model's name.
+EVAL_EXAMPLES = """\
+Two servers take part: the OpenEnv environment server (--base-url, which `openenv-prime serve` starts) and
+the model's OpenAI-compatible endpoint (--model-base-url: vLLM, mlx_lm.server, a TRL vLLM server, OpenAI).
+
+examples:
+  # a served environment, and a model behind an OpenAI-compatible endpoint (here vLLM on port 8080)
+  openenv-prime serve chain-sum --port 8000 &
+  vllm serve M --port 8080 &
+  openenv-prime eval --base-url http://127.0.0.1:8000 --model M --model-base-url http://127.0.0.1:8080/v1
+  # the same with the embedded chain_sum server, started for this run only; 50 tasks per family (tier)
+  openenv-prime eval --serve-chain-sum --per-family 50 --model M --model-base-url http://127.0.0.1:8080/v1
+  # a server without the Task API (an OpenEnv environment's own app): the tasks come from a task list
+  openenv-prime eval --base-url http://127.0.0.1:8001 --tasks tasks.jsonl --split test --model M --model-base-url http://127.0.0.1:8080/v1
+  # a held-out split: questions no train task asks, 32 per family, two families only
+  openenv-prime serve reasoning-gym --datasets products,basic_arithmetic --tiers 1 --heldout-size 32 --port 8000 &
+  openenv-prime eval --split heldout --per-family 32 --families products/0 basic_arithmetic/0 --model M --model-base-url http://127.0.0.1:8080/v1
+
+Every flag, with the settings the trainers share: docs/verifiers.md (its `openenv-prime eval` section) and
+docs/openenv.md, in the openenv-prime repository.
+"""
+
+
 def _register_eval(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "eval",
         help="accuracy per task family of an OpenAI-compatible model on an OpenEnv split",
         description="Draws --per-family tasks of every family from the split (deterministically from --seed), "
-        "plays them over the server's /ws episodes with greedy replies from the model endpoint, prints a "
+        "plays them over the environment server's /ws episodes with greedy replies from the model endpoint, prints a "
         "per-family accuracy table and writes a JSON report (results, config, package versions, seed). "
         "Tasks come from the server's Task API, or from a task list (--tasks FILE.jsonl) for a server without one.",
+        epilog=EVAL_EXAMPLES,
+        formatter_class=ExampleFormatter,
     )
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--base-url", default="http://127.0.0.1:8000", help="OpenEnv server URL (default: %(default)s)")
+    where.add_argument("--base-url", default="http://127.0.0.1:8000",
+                       help="URL of the OpenEnv environment server (not the model; the model's endpoint is "
+                       "--model-base-url) (default: %(default)s)")
     where.add_argument("--serve-chain-sum", action="store_true",
-                       help="start the embedded chain_sum server on a free local port for this run")
+                       help="start the embedded chain_sum environment server on a free local port for this run, "
+                       "in place of --base-url")
     p.add_argument("--tiers", type=int, default=5, help="tiers of the embedded chain_sum server (default: %(default)s)")
     p.add_argument("--env-name", default=None, help="environment name (default: the only one the server lists)")
     p.add_argument("--model", required=True, help="model name sent to the endpoint")
     p.add_argument("--model-base-url", required=True,
-                   help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1")
+                   help="the model's OpenAI-compatible endpoint (vLLM, mlx_lm.server, ...), e.g. "
+                   "http://127.0.0.1:8080/v1; the environment server is --base-url")
     p.add_argument("--api-key", default=None, help="bearer token (default: $OPENAI_API_KEY, or none)")
     p.add_argument("--max-tokens", type=int, default=256, help="max new tokens per reply (default: %(default)s)")
     tasks = p.add_argument_group("tasks")
@@ -115,9 +156,11 @@ def _register_eval(subparsers: argparse._SubParsersAction) -> None:
     shown.add_argument("--observation-template", type=_template, default=None, metavar="TEMPLATE",
                        help="how observations are shown: a field name, or a template of fields such as "
                        "'{message} at ({x}, {y})' (specs :grid, :grid=N, :text, :json; \\n is a line break) "
-                       "(default: the environment's text first, then its other fields within --observation-budget)")
-    shown.add_argument("--observation-field", type=_template, default=None, metavar="TEMPLATE",
-                       help="the old name of --observation-template, still accepted")
+                       "(default: the environment's text first, then its other fields within --observation-budget; "
+                       "--observation-field is its deprecated old name)")
+    # the old name of --observation-template: its own setting (observation_field), so that setting both is refused
+    shown.add_argument("--observation-field", type=_template, default=None, action=DeprecatedAlias,
+                       new="--observation-template")
     shown.add_argument("--observation-budget", type=int, default=DEFAULT_BUDGET, metavar="CHARS",
                        help="characters per observation; fields that do not fit are left out and named (default: %(default)s)")
     shown.add_argument("--prompt-budget", type=int, default=DEFAULT_PROMPT_BUDGET, metavar="CHARS",
@@ -128,10 +171,17 @@ def _register_eval(subparsers: argparse._SubParsersAction) -> None:
                        help="fields never shown to the model, at any depth, because they may hold the answer; replaces "
                        "the list, e.g. to show an environment's own 'target' (default: "
                        + " ".join(DEFAULT_HIDDEN_FIELDS) + ")")
-    shown.add_argument("--action-field", default=None, help="action field that gets a bare reply (default: the action's only field)")
+    # --action-field and --action-fields keep the names of the settings they set (action_field, action_fields), which
+    # the verifiers taskset, the MLX trainer's TOML and the TRL integration share
+    shown.add_argument("--action-field", default=None, metavar="NAME",
+                       help="ONE field: the action field that a plain-text (non-JSON) reply is put into, as it is "
+                       "(default: the action's only field the model fills); unlike --action-fields, it offers the "
+                       "model no other field")
     shown.add_argument("--action-fields", nargs="+", default=[], metavar="NAME",
-                       help="optional action fields with a default that the model may fill too (default: none; the "
-                       "server fills in their defaults)")
+                       help="SEVERAL fields: optional action fields to offer the model too, which it is not "
+                       "offered by default because they read as the environment's settings (a non-null default, or a "
+                       "description calling them configuration; the server fills them in); it does not change where "
+                       "a plain-text reply goes (that is --action-field) (default: none)")
     episodes.add_argument("--reset-kwargs", type=_json_object, default={}, metavar="JSON",
                           help="extra reset arguments for every episode, a JSON object such as '{\"difficulty\": 2}' "
                           "(not split/index/episode_id)")

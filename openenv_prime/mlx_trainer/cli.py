@@ -1,4 +1,5 @@
-"""`openenv-prime train`: GRPO + LoRA with MLX on an OpenEnv environment (`openenv-prime plot` draws its evals)."""
+"""`openenv-prime train`: GRPO + LoRA with MLX on an OpenEnv environment (`openenv-prime plot` draws its evals;
+`openenv-prime export` fuses its adapters)."""
 
 from __future__ import annotations
 
@@ -6,16 +7,53 @@ import argparse
 import sys
 from pathlib import Path
 
+from openenv_prime.cli_support import ExampleFormatter
+
+# Real invocations (tests/test_cli_help.py parses every `openenv-prime ...` line).
+TRAIN_EXAMPLES = """\
+examples:
+  openenv-prime train --out runs/my-run               # the embedded default, offline
+  openenv-prime train --print-config > my-run.toml    # the default config, every key with its comment, to edit
+  openenv-prime train my-run.toml --out runs/my-run
+  openenv-prime train --resume --out runs/my-run --steps 32   # continue, or extend a finished run
+  openenv-prime plot runs/my-run                      # its evals per family, as a PNG
+  openenv-prime export runs/my-run --out models/my-run
+
+The trainer, its config keys and measured runs: docs/mlx.md in the openenv-prime repository.
+"""
+
+
+class _PrintConfig(argparse.Action):
+    """`--print-config`: the embedded default TOML (package data, so an installed package has it) to stdout, then exit."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from openenv_prime.mlx_trainer.config import default_config_text
+
+        sys.stdout.write(default_config_text())
+        sys.stdout.flush()
+        parser.exit()
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "train",
-        help="GRPO + LoRA training with MLX; with no CONFIG, the offline default (SmolLM2-135M on reasoning-gym arithmetic)",
-        description="Train LoRA adapters by GRPO on an OpenEnv environment, choosing tasks with a sampler. "
-        "Writes RUN_DIR/run.json, config.toml, log.jsonl, checkpoints/ and plots/, into a new or empty RUN_DIR or "
-        "one of its own runs only. Ctrl-C saves a checkpoint of the last completed step and stops; --resume continues.",
+        help="(MLX) GRPO + LoRA training; with no CONFIG, the offline default (SmolLM2-135M on reasoning-gym "
+        "arithmetic)",
+        description="(MLX) Train LoRA adapters by GRPO with the MLX trainer (mlx-lm) on an OpenEnv environment, "
+        "choosing tasks with a sampler. Writes RUN_DIR/run.json, config.toml, log.jsonl, checkpoints/ and plots/, into "
+        "a new or empty RUN_DIR or one of its own runs only. Ctrl-C saves a checkpoint of the last completed step and "
+        "stops; --resume continues.",
+        epilog=TRAIN_EXAMPLES,
+        formatter_class=ExampleFormatter,
     )
-    p.add_argument("config", nargs="?", type=Path, help="TOML config (see configs/mlx/default.toml); omitted: the embedded default")
+    p.add_argument("config", nargs="?", type=Path,
+                   help="TOML config; `openenv-prime train --print-config` prints the default with every key, to start "
+                   "one from (omitted: that embedded default)")
+    p.add_argument("--print-config", action=_PrintConfig,
+                   help="print the embedded default config (TOML) to stdout and exit")
     p.add_argument("--resume", action="store_true", help="continue the run in RUN_DIR from its latest checkpoint (with RUN_DIR/config.toml unless CONFIG is given)")
     p.add_argument("--allow-config-change", action="store_true",
                    help="with --resume and a CONFIG that differs from RUN_DIR/config.toml: continue with the new settings "

@@ -69,12 +69,26 @@ def export_run(run_dir: Path, out: Path, checkpoint: Path | None = None) -> Path
     return out
 
 
+EXPORT_EXAMPLES = """\
+examples:
+  openenv-prime export runs/my-run --out models/my-run
+  openenv-prime export runs/my-run --out models/my-run-step8 --checkpoint runs/my-run/checkpoints/step_000008
+
+The MLX trainer and its runs: docs/mlx.md in the openenv-prime repository.
+"""
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from openenv_prime.cli_support import ExampleFormatter
+
     p = subparsers.add_parser(
         "export",
-        help="fuse a training run's adapters into a standalone mlx_lm model directory",
-        description="Fuse the LoRA/DoRA adapters of RUN_DIR's latest checkpoint into the base model it trained "
-        "and write an mlx_lm model directory that `mlx_lm.generate --model DIR` and `mlx_lm.server --model DIR` load.",
+        help="(MLX) fuse a `train` run's adapters into a standalone mlx_lm model directory",
+        description="(MLX) Fuse the LoRA/DoRA adapters of RUN_DIR's latest checkpoint (an `openenv-prime train` run of "
+        "the MLX trainer) into the base model it trained and write an mlx_lm model directory that "
+        "`mlx_lm.generate --model DIR` and `mlx_lm.server --model DIR` load.",
+        epilog=EXPORT_EXAMPLES,
+        formatter_class=ExampleFormatter,
     )
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="run directory written by `openenv-prime train`")
     p.add_argument("--out", type=Path, required=True, help="new directory for the fused model")

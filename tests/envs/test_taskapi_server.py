@@ -245,7 +245,7 @@ def test_mcp_environment_errors(secret):
 @pytest.mark.parametrize(
     "args, message",
     [
-        ([GUESS], "pass exactly one of --tasks FILE.jsonl or --seeds N"),
+        ([GUESS], "pass exactly one of --tasks FILE.jsonl or --tasks-per-split N"),
         ([GUESS, "--seeds", "3", "--tiers", "2"], "--tiers does not apply to MODULE:CLASS"),
         ([GUESS, "--tasks", "{missing}"], "no such file"),
         (["nope"], "unknown environment 'nope'; use one of chain-sum, reasoning-gym, imported or MODULE:CLASS"),
