@@ -31,6 +31,9 @@ HOMES = {
     "datasets": ["trl/"],
     # the MLX trainer writes its tokenizer files with transformers' tokenizer class, which mlx-lm loads them with
     "transformers": ["trl/", "mlx_trainer/model/"],
+    # the MLX trainer's report_to: its log mirrored to TensorBoard and W&B
+    "tensorboardX": ["mlx_trainer/report/trackers.py"],
+    "wandb": ["mlx_trainer/report/trackers.py"],
 }
 CLIENT_THIRD_PARTY = {"httpx", "websockets", "pydantic", "jsonschema"}
 

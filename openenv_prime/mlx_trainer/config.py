@@ -191,6 +191,19 @@ class TrainConfig(_Section):
     environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
     eval: EvalSettings = Field(default_factory=EvalSettings)
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
+    # Trackers that get every log.jsonl record as scalars at its step (losses, rewards, timings, the sampler's metrics,
+    # evals under the TRL callback's names openenv/eval/FAMILY/accuracy...): "tensorboard" (event files in
+    # RUN_DIR/tensorboard) and "wandb" (a W&B run in RUN_DIR/wandb, offline unless WANDB_MODE is set). Empty = only
+    # log.jsonl. Needs the `report` extra (pip install "openenv-prime[report]"); see docs/mlx.md.
+    report_to: list[Literal["tensorboard", "wandb"]] = Field(default_factory=list)
+
+    @field_validator("report_to")
+    @classmethod
+    def _each_tracker_once(cls, names: list[str]) -> list[str]:
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"{', '.join(repeated)} listed more than once")
+        return names
 
     @model_validator(mode="after")
     def _sampler_builds(self) -> "TrainConfig":
@@ -236,12 +249,13 @@ def _describe(err: ValidationError, source: str) -> str:
     lines = [f"invalid training config {source}:"]
     for e in err.errors():
         key = ".".join(str(p) for p in e["loc"])
+        message = e["msg"].removeprefix("Value error, ")
         if not key:  # a check across sections: its message starts with the keys it concerns
-            lines.append(f"  {e['msg'].removeprefix('Value error, ')}")
+            lines.append(f"  {message}")
         elif e["type"] == "extra_forbidden":
             lines.append(f"  {key}: unknown key; remove it or check its spelling (see configs/mlx/default.toml)")
         else:
-            lines.append(f"  {key}: {e['msg']} (got {e.get('input')!r})")
+            lines.append(f"  {key}: {message} (got {e.get('input')!r})")
     return "\n".join(lines)
 
 

@@ -72,6 +72,16 @@ def test_bad_value_is_named(data, key):
     assert key in str(err.value)
 
 
+def test_report_to_takes_each_known_tracker_once():
+    assert config_from_dict({}).report_to == []
+    assert config_from_dict({"report_to": ["wandb", "tensorboard"]}).report_to == ["wandb", "tensorboard"]
+    with pytest.raises(ConfigError) as err:
+        config_from_dict({"report_to": ["tensorboard", "tensorbord"]})
+    assert "report_to.1: Input should be 'tensorboard' or 'wandb' (got 'tensorbord')" in str(err.value)
+    with pytest.raises(ConfigError, match="report_to: wandb listed more than once"):
+        config_from_dict({"report_to": ["wandb", "wandb"]})
+
+
 def test_invalid_toml_and_missing_file_are_clear(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("steps = = 3\n")
@@ -82,7 +92,7 @@ def test_invalid_toml_and_missing_file_are_clear(tmp_path):
 
 
 def test_dump_toml_round_trips(tmp_path):
-    cfg = config_from_dict({"seed": 3, "grpo": {"learning_rate": 2e-5, "system_prompt": 'say "x"\n'},
+    cfg = config_from_dict({"seed": 3, "report_to": ["tensorboard"], "grpo": {"learning_rate": 2e-5, "system_prompt": 'say "x"\n'},
                             "sampler": {"name": "uniform", "kwargs": {"over": "keys"}},
                             "environment": {"base_url": "http://h:1", "observation_field": "question"}})
     path = tmp_path / "config.toml"

@@ -3,7 +3,8 @@
 `metrics` builds a step's log line (rewards, the sampler's metrics for the most-drawn keys); `log` reads log.jsonl
 once; `curves` draws per-family eval accuracy against episodes and tokens (`openenv-prime plot`); `sampler_panel`
 draws what the sampler did; `run_plots` writes both at a run's end; `summary` prints what moved; `compare` overlays
-samplers and seeds. matplotlib is imported only when a figure is drawn.
+samplers and seeds; `trackers` mirrors the log to TensorBoard and W&B (``report_to``). matplotlib is imported only
+when a figure is drawn, tensorboardX and wandb only when a tracker opens.
 """
 
 from openenv_prime.mlx_trainer.report.compare import plot_compare

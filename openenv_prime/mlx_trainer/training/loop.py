@@ -5,7 +5,8 @@ Plan the run in its directory (every check that needs no model), start the envir
 (`evals`, `steps`), in the order mlx-lm's ``tuner.trainer.train`` keeps: an eval before the first step and after
 every due one, a checkpoint every ``checkpoint.every`` steps and at the end. MLX runs on the main thread and the
 environment's sockets on an event loop beside it (`worker`). Ctrl-C saves a checkpoint of the last completed step;
-an environment failure does too and says how to continue.
+an environment failure does too and says how to continue. The trackers of ``report_to`` follow the run's log
+(`report.trackers`).
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from typing import Any, Callable, Iterator
 
 from openenv_prime.mlx_trainer.config import TrainConfig
 from openenv_prime.mlx_trainer.errors import TrainingError, TrainingInterrupted
+from openenv_prime.mlx_trainer.report.trackers import TrackerUnavailable, open_trackers, require_trackers
 from openenv_prime.mlx_trainer.training.checkpoint import TrainerState, load_checkpoint
 from openenv_prime.mlx_trainer.training.evals import evaluate_if_due
-from openenv_prime.mlx_trainer.training.rundir import RunStart, append_log, claim, plan_run, truncate_log
+from openenv_prime.mlx_trainer.training.rundir import LOG, RunStart, append_log, claim, plan_run, truncate_log
 from openenv_prime.mlx_trainer.training.setup import TrainerParts, build_parts, environment_url
 from openenv_prime.mlx_trainer.training.steps import TrainingSteps
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
@@ -46,6 +48,10 @@ def train(config: TrainConfig, run_dir: Path | None = None, *, resume: bool = Fa
     """
     run_dir = Path(run_dir if run_dir is not None else config.out)
     start = plan_run(run_dir, config, resume=resume, allow_config_change=allow_config_change)
+    try:
+        require_trackers(config.report_to)
+    except TrackerUnavailable as err:
+        raise TrainingError(str(err)) from None
     for note in start.notes:
         print(f"note: {note}", file=sys.stderr)
     mlx = MainThreadMLX()
@@ -69,13 +75,17 @@ async def _run(config: TrainConfig, run_dir: Path, start: RunStart, base_url: st
         append_log(run_dir, {"type": "config_change", "step": state.step, "changes": start.config_changes})
 
     steps = TrainingSteps(config, run_dir, parts, state)
+    trackers = None
     interrupted = False
     try:
+        trackers = open_trackers(config.report_to, run_dir, run_dir / LOG, config.model_dump())  # replays the log
         with _progress(progress, config.steps, state.step) as bar:
             await steps.guarded(evaluate_if_due(config, parts, state, run_dir))
+            trackers.sync()
             while state.step < config.steps:
                 bar(await steps.guarded(steps.step()))
                 await steps.guarded(evaluate_if_due(config, parts, state, run_dir))
+                trackers.sync()
                 if state.step % config.checkpoint.every == 0 and state.step < config.steps:
                     await steps.checkpoint()
     except asyncio.CancelledError:
@@ -83,6 +93,8 @@ async def _run(config: TrainConfig, run_dir: Path, start: RunStart, base_url: st
     finally:
         await steps.drop_prefetch()
         await parts.runner.close()
+        if trackers is not None:
+            trackers.close()
     if interrupted:
         path = await steps.checkpoint()
         raise TrainingInterrupted(

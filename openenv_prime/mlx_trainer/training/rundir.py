@@ -17,6 +17,7 @@ from typing import Any
 
 from openenv_prime.mlx_trainer.config import ConfigError, TrainConfig, dump_toml, load_config, sampler_kwargs
 from openenv_prime.mlx_trainer.errors import TrainingError
+from openenv_prime.mlx_trainer.report.trackers import TENSORBOARD_DIR, WANDB_DIR
 from openenv_prime.mlx_trainer.training.checkpoint import latest_checkpoint, read_state
 from openenv_prime.mlx_trainer.training.resume import resumed_sampler_kwargs
 
@@ -24,9 +25,9 @@ MARKER = "run.json"
 LOG = "log.jsonl"
 CONFIG = "config.toml"
 # Files and folders the trainer writes; a run that never reached a checkpoint has only these to clear.
-OWN_ENTRIES = (MARKER, LOG, CONFIG, "plots", "checkpoints")
-# Keys that may differ on --resume without --allow-config-change: where things are, not what is trained.
-FREE_TO_CHANGE = ("out", "steps", "plot", "environment.base_url", "environment.timeout")
+OWN_ENTRIES = (MARKER, LOG, CONFIG, "plots", "checkpoints", TENSORBOARD_DIR, WANDB_DIR)
+# Keys that may differ on --resume without --allow-config-change: where things are and go, not what is trained.
+FREE_TO_CHANGE = ("out", "steps", "plot", "report_to", "environment.base_url", "environment.timeout")
 
 
 @dataclass
