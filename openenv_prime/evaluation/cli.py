@@ -293,6 +293,10 @@ def _main(args: argparse.Namespace) -> int:
         err.print(f"[yellow]warning:[/yellow] {result.ended_invalid} of {len(result.results)} episodes ended on an invalid "
                   "action (the model's replies were not actions, or the environment ended the episode for one); see "
                   "each result's invalid_actions and stop", highlight=False)
+    if result.errored:
+        first = next(r.error for r in result.results if r.stop == "error")
+        err.print(f"[yellow]warning:[/yellow] {result.errored} of {len(result.results)} episodes failed inside the "
+                  f"environment (stop 'error'; left out of accuracy); the first: {escape(first or '')}", highlight=False)
     try:
         path = write_json(args.out, document)
     except OSError as exc:  # the eval is done: keep its results somewhere
@@ -301,4 +305,6 @@ def _main(args: argparse.Namespace) -> int:
         fallback = write_json(spare, document)
         return fail(f"cannot write {args.out} ({exc}); the report was written to {fallback} instead")
     console.print(f"{len(result.results)} episodes in {result.elapsed_s:.1f} s; report written to {path}")
+    if result.stopped:
+        return fail(f"the eval stopped before playing every task: {result.stopped}")
     return 0

@@ -33,7 +33,8 @@ def package_versions() -> dict[str, str]:
 def family_table(result: EvalResult, title: str | None = None) -> Table:
     """Per-family accuracy, mean reward and counts, with a ``total`` row (distinct from a family named ``all``, the
     one family of tasks without families). ``ended invalid``: episodes that ended on an
-    invalid action; ``unscored``: episodes the environment ended without a reward (left out of accuracy)."""
+    invalid action; ``unscored``: episodes the environment ended without a reward; ``errored``: episodes the
+    environment failed (both left out of accuracy)."""
     family = result.family_field or "family"
     table = Table(title=title or f"{result.env_name} / {result.split}: accuracy per {family}")
     table.add_column(family, justify="right")
@@ -44,13 +45,14 @@ def family_table(result: EvalResult, title: str | None = None) -> Table:
     table.add_column("truncated", justify="right")
     table.add_column("ended invalid", justify="right")
     table.add_column("unscored", justify="right")
+    table.add_column("errored", justify="right")
     for score in result.families:
         table.add_row(score.family, str(score.tasks), str(score.solved), f"{score.accuracy:.3f}", f"{score.mean_reward:.3f}",
-                      str(score.truncated), str(score.ended_invalid), str(score.unscored))
+                      str(score.truncated), str(score.ended_invalid), str(score.unscored), str(score.errored))
     solved = sum(s.solved for s in result.families)
     table.add_section()
     table.add_row(TOTAL_ROW, str(len(result.results)), str(solved), f"{result.accuracy:.3f}", f"{result.mean_reward:.3f}",
-                  str(result.truncated), str(result.ended_invalid), str(result.unscored))
+                  str(result.truncated), str(result.ended_invalid), str(result.unscored), str(result.errored))
     return table
 
 
@@ -76,6 +78,8 @@ def report_dict(result: EvalResult, model: dict[str, Any] | None = None) -> dict
         "truncated": result.truncated,
         "ended_invalid": result.ended_invalid,
         "unscored": result.unscored,
+        "errored": result.errored,
+        "stopped": result.stopped,
         "warnings": result.warnings,
         "elapsed_s": result.elapsed_s,
     }

@@ -35,7 +35,8 @@ class TaskResult(BaseModel):
     """Characters of those replies, all together (the eval sees text, not the policy's tokens)."""
     stop: str | None = None
     """Why the episode ended: ``done``, ``max_steps``, ``invalid_action`` (past ``max_invalid_actions``, or the
-    environment ended it for an invalid action), ``too_large`` or ``stopped``."""
+    environment ended it for an invalid action), ``too_large``, ``stopped``, or ``error`` (the environment failed a
+    step: unscored, left out of accuracy; ``error`` says how)."""
     error: str | None = None
     """Why the episode failed without the environment scoring it (e.g. an action the server refused as too large)."""
 
@@ -56,6 +57,8 @@ class FamilyScore(BaseModel):
     """Episodes that ended on an invalid action (past ``max_invalid_actions``, or the environment ended them for one)."""
     unscored: int = 0
     """Episodes the environment ended without a reward: left out of ``accuracy`` and ``mean_reward``."""
+    errored: int = 0
+    """Episodes the environment failed (a step it could not run): left out of ``accuracy`` and ``mean_reward``."""
 
 
 class EvalResult(BaseModel):
@@ -83,6 +86,10 @@ class EvalResult(BaseModel):
     """Episodes that ended on an invalid action."""
     unscored: int = 0
     """Episodes the environment ended without a reward (left out of ``accuracy`` and ``mean_reward``)."""
+    errored: int = 0
+    """Episodes the environment failed, a step it could not run (left out of ``accuracy`` and ``mean_reward``)."""
+    stopped: str | None = None
+    """Why the eval stopped before playing every task (the environment failed episode after episode), or None."""
     warnings: list[str] = []
     """What the run noticed about the server (e.g. a reset that may ignore the task). Not raised as Python warnings:
     the caller shows them, once (`openenv-prime eval` prints each as `warning: ...`)."""
@@ -116,7 +123,8 @@ def scored_result(config: EvalConfig, results: list[TaskResult], family_order: l
         accuracy=sum(r.success for r in scored) / len(scored) if scored else 0.0,
         mean_reward=sum(r.reward for r in scored) / len(scored) if scored else 0.0,
         truncated=sum(r.truncated for r in results), ended_invalid=sum(r.stop == "invalid_action" for r in results),
-        unscored=len(results) - len(scored), **about,
+        errored=sum(r.stop == "error" for r in results),
+        unscored=sum(r.reward is None and r.stop != "error" for r in results), **about,
     )
 
 
@@ -132,7 +140,9 @@ def combine(parts: list[EvalResult]) -> EvalResult:
     first = parts[0]
     return scored_result(first.config, results, sorted({r.family for r in results}, key=family_sort_key),
                      env_name=first.env_name, split=first.split, family_field=first.family_field,
-                     choices=first.choices, reconnects=sum(p.reconnects for p in parts), warnings=first.warnings,
+                     choices=first.choices, reconnects=sum(p.reconnects for p in parts),
+                     warnings=list(dict.fromkeys(w for p in parts for w in p.warnings)),
+                     stopped=next((p.stopped for p in parts if p.stopped), None),
                      elapsed_s=max(p.elapsed_s for p in parts))
 
 
@@ -149,6 +159,6 @@ def score_families(results: list[TaskResult], family_order: list[str]) -> list[F
             family=family, tasks=len(mine), solved=solved, accuracy=solved / len(scored) if scored else 0.0,
             mean_reward=sum(r.reward for r in scored) / len(scored) if scored else 0.0,
             truncated=sum(r.truncated for r in mine), ended_invalid=sum(r.stop == "invalid_action" for r in mine),
-            unscored=len(mine) - len(scored),
+            unscored=sum(r.reward is None and r.stop != "error" for r in mine), errored=sum(r.stop == "error" for r in mine),
         ))
     return scores

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openenv_prime.client.engine.episode import Episode, play_in_waves
+from openenv_prime.client.engine.failures import EnvironmentFailing, ErrorStreak, never_ending
 from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.client.setup import EnvironmentSetup
 from openenv_prime.client.wire.session_pool import SessionPool
@@ -67,7 +68,8 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, settings: dict[s
     index, count = shard
     if count < 1 or not 0 <= index < count:
         raise ValueError(f"shard {shard} is not (k, n) with 0 <= k < n")
-    plan = await asyncio.to_thread(_plan, config, setting_names(settings))
+    names = setting_names(settings)
+    plan = await asyncio.to_thread(_plan, config, names)
     rules = config.rules()
     pool = SessionPool(config.base_url, timeout=config.timeout)
     episodes = [
@@ -88,17 +90,23 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, settings: dict[s
             )
         return [str(answer) for answer in answers]
 
+    stopped = None
     try:
-        await play_in_waves(pool, episodes, replies, limit=config.max_concurrency)
+        await play_in_waves(pool, episodes, replies, limit=config.max_concurrency, streak=ErrorStreak())
+    except EnvironmentFailing as failing:  # the report keeps the episodes played, errored ones included
+        stopped = str(failing)
     finally:
         await pool.close()
         await asyncio.gather(*(ep.session.close() for ep in episodes if ep.session is not None), return_exceptions=True)
-    results = [_result(ep, config) for ep in episodes]
+    played = [ep for ep in episodes if ep.finished]
+    results = [_result(ep, config) for ep in played]
     families = sorted({r.family for r in results}, key=family_sort_key)
+    silent = never_ending(played, action_setting=names["action_field"])
     return scored_result(config, results, families, env_name=plan.env_name, split=plan.split,
-                     family_field=plan.family_field, choices=plan.choices,
-                     reconnects=sum(ep.reconnects for ep in episodes), warnings=plan.notes,
-                     elapsed_s=time.perf_counter() - started)
+                         family_field=plan.family_field, choices=plan.choices,
+                         reconnects=sum(ep.reconnects for ep in episodes),
+                         warnings=plan.notes + ([silent] if silent else []), stopped=stopped,
+                         elapsed_s=time.perf_counter() - started)
 
 
 def _plan(config: EvalConfig, names: dict[str, str]) -> _Plan:

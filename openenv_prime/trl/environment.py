@@ -13,6 +13,7 @@ import sys
 from typing import Sequence
 
 from openenv_prime.client.engine.episode import Episode, play_in_waves
+from openenv_prime.client.engine.failures import ErrorStreak, never_ending
 from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.client.setup import EnvironmentSetup
 from openenv_prime.client.wire.session_pool import SessionPool
@@ -46,7 +47,9 @@ class TaskEnvironment:
         self.rules = config.rules()
         self.sockets = EventLoopThread()
         self.pool = SessionPool(config.base_url, timeout=config.timeout)
+        self.streak = ErrorStreak()  # episodes the environment failed in a row: enough of them stop the run
         self._ids = itertools.count()
+        self._warned = False
 
     # ---- episodes -----------------------------------------------------------------------------------
     def episode(self, task: Task) -> Episode:
@@ -76,8 +79,16 @@ class TaskEnvironment:
         async def answer(active: list[Episode]) -> list[str | None]:
             return [given[id(ep)] if ep.turns == 0 else None for ep in active]
 
-        self.sockets.run(play_in_waves(self.pool, episodes, answer, limit=self.config.max_sessions))
+        self.sockets.run(play_in_waves(self.pool, episodes, answer, limit=self.config.max_sessions, streak=self.streak))
         return episodes
+
+    def played(self, episodes: Sequence[Episode]) -> None:
+        """After TRL's tool loop: count the episodes the environment failed, and say once when none could end."""
+        self.streak.record(episodes)
+        silent = never_ending(episodes, action_setting="OpenEnvTRLConfig(action_field=...)")
+        if silent and not self._warned:
+            print(f"warning: {silent}", file=sys.stderr)
+            self._warned = True
 
     def close(self) -> None:
         if not self.sockets.loop.is_closed():

@@ -107,6 +107,7 @@ class OpenEnvReward:
                 self.env.sockets.run(_reply_all([(env.episode, completion_text(c)) for env, c in unplayed]))
         with self.timers.time("env_play"):
             self.env.sockets.run(_finish_all([env.episode for env in environments if env.episode is not None]))
+        self.env.played([env.episode for env in environments if env.episode is not None])
         return [env.episode for env in environments]
 
 

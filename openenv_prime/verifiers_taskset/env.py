@@ -11,6 +11,7 @@ import verifiers.v1 as vf
 
 from openenv_prime.client import AsyncTaskAPIClient, EpisodeSession
 from openenv_prime.client.engine.episode import Episode, play
+from openenv_prime.client.engine.failures import ErrorStreak
 from openenv_prime.client.prompts import own_system
 from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.client.wire.errors import RouteNotSupportedError
@@ -19,7 +20,7 @@ from openenv_prime.verifiers_taskset.taskset import OpenEnvTask
 
 # how an episode ended -> the trace's stop condition (a driver-stopped episode, verifiers' own stop, keeps verifiers')
 STOP_CONDITIONS = {"done": "openenv_done", "max_steps": "openenv_max_steps", "invalid_action": "openenv_invalid_action",
-                   "too_large": "openenv_too_large"}
+                   "too_large": "openenv_too_large", "error": "openenv_error"}
 
 
 class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
@@ -40,6 +41,7 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
         self._protocol: EpisodeProtocol | None = None
         self._schema_lock = asyncio.Lock()
         self._sessions: asyncio.Semaphore | None = None
+        self._streak = ErrorStreak()  # rollouts the environment failed in a row: enough of them stop the run
 
     async def start(self) -> None:
         """Fresh asyncio primitives for this `serving()`: they belong to the event loop running it."""
@@ -111,6 +113,7 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                         trace.info["openenv"] = _episode_record(episode)
                     if episode.stop in STOP_CONDITIONS:
                         trace.stop(STOP_CONDITIONS[episode.stop])
+                    self._streak.record([episode])
             finally:
                 await session.close()
                 if episode is not None and episode.session is not None:
@@ -136,4 +139,5 @@ def _episode_record(episode: Episode) -> dict[str, Any]:
         "invalid_actions": episode.invalid_actions,
         "step_seconds": episode.step_seconds,
         "stop": episode.stop,
+        "error": episode.error if episode.stop == "error" else None,
     }

@@ -13,7 +13,6 @@ from openenv_prime.client import EpisodeSession, TaskAPIClient
 from openenv_prime.client.engine.episode import Episode, play
 from openenv_prime.client.engine.episode_rules import DEFAULT_RULES, EpisodeRules
 from openenv_prime.client.prompts.render import EpisodeProtocol
-from openenv_prime.client.wire.errors import ConnectionDroppedError
 from tests.support import rules_script
 from tests.support.rules_script import reply_to_messages
 
@@ -67,6 +66,11 @@ def test_an_episode_the_environment_ended_for_an_invalid_action_scores_what_it_e
 
 def _play(url: str, task: str, rules: EpisodeRules) -> Episode:
     """Play one rules_server task with the script's replies."""
+    return _played(url, task, rules)[0]
+
+
+def _played(url: str, task: str, rules: EpisodeRules) -> tuple[Episode, EpisodeSession]:
+    """Play one rules_server task with the script's replies; the episode and the session it started on."""
     with TaskAPIClient(url) as api:
         index = [spec["id"] for spec in api.get_task_range("test")].index(task)
         protocol = EpisodeProtocol(api.action_schema())
@@ -77,12 +81,14 @@ def _play(url: str, task: str, rules: EpisodeRules) -> Episode:
     async def go():
         episode = Episode(protocol, rules, {"split": "test", "index": index}, episode_id=f"unit-{task}-{next(EPISODE_IDS)}",
                           open_session=lambda: EpisodeSession(url))
+        first = EpisodeSession(url)
         try:
-            await episode.start(EpisodeSession(url))
+            await episode.start(first)
             await play([episode], replies)
         finally:
             await episode.session.close()
-        return episode
+            await first.close()
+        return episode, first
 
     return asyncio.run(go())
 
@@ -103,8 +109,34 @@ def test_a_dropped_socket_is_replayed_unless_replay_is_off(rules_server):
     assert (replayed.reconnects, replayed.steps, replayed.stop) == (1, 3, "done")
     assert replayed.reward == pytest.approx(2 / 3)
     assert [m["content"] for m in replayed.chat if m["role"] == "user"] == replayed.shown  # the model saw no seam
-    with pytest.raises(ConnectionDroppedError, match="1011"):
-        _play(rules_server, "flaky", EpisodeRules(replay=False))
+    unreplayed = _play(rules_server, "flaky", EpisodeRules(replay=False))  # the episode ends, not the run
+    assert (unreplayed.stop, unreplayed.reward, unreplayed.steps) == ("error", None, 1)
+    assert "1011" in unreplayed.error and "step 2 failed inside the environment" in unreplayed.error
+
+
+def test_a_step_the_environment_fails_ends_the_episode_unscored_on_a_fresh_socket(rules_server):
+    crashed, first = _played(rules_server, "crash", EpisodeRules())
+    assert (crashed.stop, crashed.reward, crashed.steps, crashed.invalid_actions) == ("error", None, 1, 0)
+    assert "EXECUTION_ERROR" in crashed.error and "'StepResult' object has no attribute 'model_dump'" in crashed.error
+    assert crashed.session is not first and crashed.reconnects == 0  # whoever reuses the slot gets a fresh socket
+
+
+class _Ended:
+    def __init__(self, stop, error=None):
+        self.stop, self.error, self.finished = stop, error, True
+
+
+def test_an_error_streak_stops_a_run_only_when_every_recent_episode_failed():
+    from openenv_prime.client.engine.failures import EnvironmentFailing, ErrorStreak
+
+    streak = ErrorStreak(limit=3)
+    streak.record([_Ended("error", "boom 1"), _Ended("error", "boom 2"), _Ended("done")])  # a success breaks the run
+    streak.record([_Ended("error", "boom 3"), _Ended("max_steps"), _Ended("error", "boom 4")])
+    assert (streak.count, streak.total) == (1, 4)
+    with pytest.raises(EnvironmentFailing, match=r"last 3 episodes in a row.*its last error: boom 6"):
+        streak.record([_Ended("error", "boom 5"), _Ended("error", "boom 6")])
+    with pytest.raises(ValueError, match="at least 1"):
+        ErrorStreak(limit=0)
 
 
 def test_replies_must_answer_every_open_episode(rules_server):

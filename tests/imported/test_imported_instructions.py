@@ -19,6 +19,7 @@ import json
 import pytest
 
 from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
+from openenv_prime.client.prompts.render import agreeing
 from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
 from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer, last_user_text
 from tests.imported.helpers import adder, oracle, prompt_reader, request_text, system_text
@@ -49,8 +50,9 @@ def assert_whose_instructions(name: str, prompts: list[tuple[str, str]]) -> None
         own = OWN[name]
         if own is not None:
             assert own in system.split("\n\n")[0] and DEFAULT_SYSTEM_PROMPT not in system, system
-        else:
-            assert system.startswith(DEFAULT_SYSTEM_PROMPT), system
+        else:  # ours, made to agree with the tool-call format (the answer goes inside the call)
+            assert system.startswith(agreeing(DEFAULT_SYSTEM_PROMPT, tool_call=True)), system
+            assert "only the final answer" not in system and "inside its arguments" in system
         assert "calling one tool per reply" in system
         assert not any(label in rest for label in BOOKKEEPING), rest
         if name == "ors_quickstart_env":

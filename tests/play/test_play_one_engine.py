@@ -5,7 +5,8 @@ scripted) give the same rewards, invalid-action counts and step counts, and show
 
 The script covers invalid replies (empty, rejected by the server, past the limit), unscored steps, an episode the
 environment ends unscored, a step-limit cutoff, an environment that ends an episode for format errors (flagged
-in metadata, or only in its state as textarena does), and a socket the server drops mid-episode (replayed).
+in metadata, or only in its state as textarena does), a socket the server drops mid-episode (replayed), and a step
+the environment fails (the episode ends unscored with stop "error"; the others go on).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from tests.support.rules_script import EXPECTED, RULES, TASK, reply, reply_to_me
 
 # reward_mode "last" clipped into [0, 0.5]: the rewards EXPECTED's episodes then earn
 LAST_CLIPPED = {"onestep-a": 0.5, "onestep-b": 0.0, "delayed": 0.5, "flaky": 0.5, "unscored": None, "endless": 0.25,
-                "strict": 0.0, "strict-state": 0.0}
+                "strict": 0.0, "strict-state": 0.0, "crash": None}
 # mode -> (reward_mode, reward_clip, expected rewards, a run number: the server drops each episode id's socket once)
 MODES = {"sum": ("sum", None, {task: row[0] for task, row in EXPECTED.items()}, 1),
          "last-clipped": ("last", (0.0, 0.5), LAST_CLIPPED, 2)}
@@ -77,7 +78,8 @@ def via_eval(url: str, mode: str, clip, run: int) -> tuple[dict, dict]:
 def via_taskset(url: str, mode: str, clip) -> tuple[dict, dict]:
     from tests.verifiers_taskset.helpers import make_env, run_episodes
 
-    stops = {"openenv_done": "done", "openenv_max_steps": "max_steps", "openenv_invalid_action": "invalid_action"}
+    stops = {"openenv_done": "done", "openenv_max_steps": "max_steps", "openenv_invalid_action": "invalid_action",
+             "openenv_error": "error"}
     server = ScriptedOpenAIServer(lambda request: reply_to_messages(request["messages"]))
     with server as model_url:
         env = make_env(url, family_field="kind", task={"reward_mode": mode, "reward_clip": clip}, **RULES)

@@ -29,6 +29,7 @@ SCRIPTS = {
     "endless": ["a", "b", "c", "d", "e"],  # cut off after max_steps
     "strict": ["5", "also bad"],  # two format errors: the environment ends the episode, flagged in metadata
     "strict-state": ["5", "also bad"],  # the same, flagged only in state() (textarena)
+    "crash": ["right", "right"],  # the environment raises at the second step: the episode ends unscored
 }
 
 RULES = {"max_steps": 4, "invalid_flags_in_state": True}
@@ -42,6 +43,7 @@ EXPECTED = {
     "endless": (1.0, 0, 4, "max_steps"),
     "strict": (0.0, 2, 2, "invalid_action"),
     "strict-state": (0.0, 1, 2, "invalid_action"),
+    "crash": (None, 0, 1, "error"),
 }
 
 

@@ -14,7 +14,9 @@ characters, which the schema says; and not "nope", which only the server knows: 
   message and `metadata.invalid_move = true`, the second ends the episode (reward 0.0, flagged the same way);
   `[7]` wins 1.0, another digit pays 0.0 and goes on;
 - `strict-state`: the same game, flagged as textarena flags it: nothing in the observation, and after the second
-  format error `state().raw_state.game_info["0"].invalid_move = true`.
+  format error `state().raw_state.game_info["0"].invalid_move = true`;
+- `crash`: the first step is unscored, the second raises inside the environment (openenv answers an
+  `EXECUTION_ERROR`), as dipg_safety_env's steps do.
 
 `GET /dropped` lists the episode ids whose socket was dropped.
 """
@@ -39,6 +41,7 @@ from tests.support.static_tasks import static_tasks
 TASKS = [{"id": task_id, "kind": kind} for task_id, kind in (
     ("onestep-a", "onestep"), ("onestep-b", "onestep"), ("delayed", "delayed"), ("flaky", "delayed"),
     ("unscored", "unscored"), ("endless", "endless"), ("strict", "strict"), ("strict-state", "strict"),
+    ("crash", "crash"),
 )]
 FORMAT = re.compile(r"^\[(\d)\]$")
 DROPPED: list[str] = []
@@ -93,6 +96,10 @@ class RulesEnvironment(static_tasks(TASKS, listed=True), Environment):
             return self._say("finished", reward=None, done=True)
         if kind == "endless":
             return self._say(f"step {n}", reward=0.25)
+        if kind == "crash":
+            if n >= 2:
+                raise AttributeError("'StepResult' object has no attribute 'model_dump'")
+            return self._say("step 1, say right", reward=None)
         return self._strict(answer)
 
     def _strict(self, answer: str) -> RulesObservation:

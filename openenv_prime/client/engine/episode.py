@@ -23,7 +23,9 @@ Each round asks ``replies`` once for every open episode, so a driver can generat
   a step the environment flags as invalid (``rules.invalid_flags``), or whose observation reports that the action
   failed (``rules.invalid_errors``: an error string, a traceback), counts as an invalid action too;
 - the episode ends when the environment says ``done``, after ``rules.max_steps`` steps, past the invalid limit,
-  when the server refuses a reply as too large (WebSocket close code 1009), or when ``replies`` gives None.
+  when the server refuses a reply as too large (WebSocket close code 1009), or when ``replies`` gives None;
+- a step the environment fails (an ``EXECUTION_ERROR``, a socket it closes for good, no answer in time) ends the
+  episode with stop ``"error"`` and no reward, and the run goes on (:mod:`~openenv_prime.client.engine.failures`).
 
 The reward is :func:`~openenv_prime.client.engine.rewards.episode_reward` of the step rewards. A socket the server drops
 mid-episode is replaced and the episode replayed on it when ``rules.replay`` is set (see the rules' doc).
@@ -36,18 +38,21 @@ import time
 from typing import Any, Awaitable, Callable, Literal, Sequence
 
 from openenv_prime.client.engine.episode_rules import EpisodeRules
+from openenv_prime.client.engine.failures import ErrorStreak
 from openenv_prime.client.engine.rewards import episode_reward
 from openenv_prime.client.prompts.render import EpisodeProtocol, Opening
-from openenv_prime.client.wire.errors import ConnectionDroppedError, InvalidRequestError, ServerError
+from openenv_prime.client.wire.errors import (ConnectionDroppedError, InvalidRequestError, OpenEnvError,
+                                              OpenEnvTimeoutError, ServerError)
 from openenv_prime.client.wire.session import EpisodeSession, StepResult
 from openenv_prime.client.wire.session_pool import SessionPool
 
 MESSAGE_TOO_BIG = 1009
 """WebSocket close code: the server refused a message as too large."""
 
-Stop = Literal["done", "max_steps", "invalid_action", "too_large", "stopped"]
+Stop = Literal["done", "max_steps", "invalid_action", "too_large", "stopped", "error"]
 """Why an episode ended: the environment said done, the step limit, the invalid-action limit (or the environment
-ended it for an invalid action), a reply the server refused as too large, or the driver stopped it."""
+ended it for an invalid action), a reply the server refused as too large, the driver stopped it, or the environment
+failed a step (unscored)."""
 
 Replies = Callable[[list["Episode"]], Awaitable[Sequence["str | None"]]]
 
@@ -94,8 +99,11 @@ class Episode:
 
     @property
     def reward(self) -> float | None:
-        """The episode's reward; None when the environment ended it without scoring any step (left out, never 0.0).
-        An episode the environment ended for an invalid action is scored like one the invalid limit ended."""
+        """The episode's reward; None when the environment ended it without scoring any step, or failed a step (left
+        out, never 0.0). An episode the environment ended for an invalid action is scored like one the invalid limit
+        ended."""
+        if self.stop == "error":
+            return None
         ended_by_env = self.done and self.stop != "invalid_action"
         return episode_reward(self.step_rewards, ended_by_env, self.rules.reward_mode, self.rules.reward_clip)
 
@@ -137,11 +145,20 @@ class Episode:
             return self._invalid(f"The environment rejected that action: {error.message}")
         except ConnectionDroppedError as error:
             if error.close_code != MESSAGE_TOO_BIG:
-                raise
+                return await self._failed(error)
             self.error = f"the server refused the action as too large ({len(reply)} characters; WebSocket close code 1009)"
             self.stop = "too_large"
             return
+        except (ServerError, OpenEnvTimeoutError) as error:
+            return await self._failed(error)
         await self._accepted(action, result)
+
+    async def _failed(self, error: OpenEnvError) -> None:
+        """The environment failed the step: the episode ends unscored, on a socket nobody reuses."""
+        self.error = f"step {self.steps + 1} failed inside the environment: {error.message}"
+        self.stop = "error"
+        await self.session.close()
+        self.session = self.open_session()
 
     def _invalid(self, problem: str) -> None:
         self.invalid_actions += 1
@@ -248,9 +265,10 @@ def keep_wave(pool: SessionPool, wave: Sequence[Episode]) -> None:
 
 
 async def play_in_waves(pool: SessionPool, episodes: Sequence[Episode], replies: Replies, *, limit: int,
-                        started: Sequence[Episode] = ()) -> None:
+                        started: Sequence[Episode] = (), streak: ErrorStreak | None = None) -> None:
     """Play ``episodes`` in order, in waves of at most ``limit`` on the pool's sessions (fewer when the server
     admits fewer). ``started``: a first wave already reset by :func:`start_wave`, the first of ``episodes``.
+    ``streak``: the run's count of episodes the environment failed in a row, which stops the run when it is full.
 
     On any failure the pool's sockets are closed: one that failed mid-exchange must not be reused."""
     played = 0
@@ -261,6 +279,8 @@ async def play_in_waves(pool: SessionPool, episodes: Sequence[Episode], replies:
                 await play(wave, replies)
                 keep_wave(pool, wave)
                 played += len(wave)
+                if streak is not None:
+                    streak.record(wave)
             if played >= len(episodes):
                 return
             wave = await start_wave(pool, episodes[played:], limit)

@@ -4,9 +4,19 @@ Which fields the model fills: the required ones, and the optional ones whose def
 ``x``/``y``: "Optional coordinates"). Optional fields with any other default (openspiel's ``game_name="catch"``,
 ``game_params={}``), and optional ones whose description calls them configuration ("server configuration, leave
 unset"; :func:`~openenv_prime.client.prompts.described.configures`), are the environment's settings, not moves: they are left
-out of the reply format and the server fills in their defaults, unless ``action_fields`` names them. Constant fields
-(a ``Literal`` discriminator such as MCP's ``type``) are filled in. The example reply shows the required fields only
-(all the offered ones when none is required), so it never invites the model to fill an optional one.
+out of the reply format and the server fills in their defaults, unless ``action_fields`` names them. Two kinds of
+field are never settings, whatever their default:
+
+- the *content field* of an action with no required field: the free-text field that carries the move, which an
+  empty default (``""``) would otherwise hide. It is the action's one text field besides flags (booleans), or the text
+  field the first sentence of the action's description names (repl_env's ``code: str = ""`` in "Action containing
+  Python code to execute"). It becomes the field a bare reply fills, as ``action_field`` would make it;
+- the ``arguments`` of a tool-call-shaped action (a ``tool_name`` beside an object-typed ``arguments``/``args``/
+  ``parameters``, calendar_env's ``MCPAction``): the model must fill them to call any tool.
+
+Constant fields (a ``Literal`` discriminator such as MCP's ``type``) are filled in. The example reply shows the
+required fields only (all the offered ones when none is required), so it never invites the model to fill an optional
+one.
 
 Three reply shapes, chosen from the fields the model fills (or ``field``):
 - one free-text field (chain_sum's ``answer``): the reply goes in verbatim, never JSON-decoded, so ``"42"`` stays
@@ -107,12 +117,15 @@ class ActionFormat:
                 constants[name] = allowed[0]
         required_names = set(action_schema.get("required", []))
         class_about = action_schema.get("description") if isinstance(action_schema.get("description"), str) else None
+        if field is None and not required_names:
+            field = content_field(action_schema, properties, constants)
+        must_fill = tool_arguments(action_schema, properties)
         fields, settings = {}, []
         for name, spec in properties.items():
             if name in constants:
                 continue
             resolved = js.resolve(spec, action_schema)
-            offered = name in required_names or name == field or name in extra or (
+            offered = name in required_names or name == field or name in extra or name == must_fill or (
                 "default" in resolved and resolved["default"] is None
                 and not configures(name, resolved.get("description"), class_about)
             )
@@ -274,6 +287,18 @@ class ActionFormat:
 
     # ---- instructions -------------------------------------------------------------------------------
     @property
+    def code(self) -> bool:
+        """Whether the free-text field carries code, as its description or the action's first sentence says
+        (repl_env's "Action containing Python code", coding_env's "code execution request"): not an answer."""
+        if not self.free_text:
+            return False
+        root = self.schema or {}
+        own = js.resolve(self.fields[self.field], root).get("description")
+        about = root.get("description") if isinstance(root.get("description"), str) else ""
+        first = re.split(r"(?<=[.!?])\s|\n\s*\n", about.strip(), maxsplit=1)[0] if about.strip() else ""
+        return any(_CODE.search(text) for text in (self.field, own if isinstance(own, str) else "", first))
+
+    @property
     def free_text(self) -> bool:
         """Whether any reply is an action: one free-text field that no description gives values for."""
         return self.field is not None and self._kinds[self.field][0] == "text"
@@ -370,6 +395,50 @@ class ActionFormat:
         if about is not None and (about.values or about.common):
             return (about.values or about.common)[0]
         return js.placeholder(spec, self.schema or {})
+
+
+_TOOL_ARGUMENTS = ("arguments", "args", "parameters")
+_CODE = re.compile(r"\b(?:code|program|script|python|javascript|sql|shell|bash)\b", re.IGNORECASE)
+
+
+def content_field(schema: dict, properties: dict[str, Any], constants: dict[str, Any]) -> str | None:
+    """The free-text field that carries an action's content when no field is required (see the module doc): the one
+    text field besides flags, else the text field the first sentence of the action's description names (by its name
+    or its own description); None when neither picks exactly one."""
+    texts, others = [], []
+    for name, spec in properties.items():
+        if name in constants:
+            continue
+        if js.is_text(spec, schema):
+            texts.append(name)
+        elif js.kind(spec, schema) != "boolean":
+            others.append(name)
+    if len(texts) == 1 and not others:
+        return texts[0]
+    about = schema.get("description") if isinstance(schema.get("description"), str) else ""
+    first = _words(re.split(r"(?<=[.!?])\s|\n\s*\n", about.strip(), maxsplit=1)[0]) if about.strip() else ""
+    named = [name for name in texts if _names(first, name, js.resolve(properties[name], schema).get("description"))]
+    return named[0] if len(named) == 1 else None
+
+
+def tool_arguments(schema: dict, properties: dict[str, Any]) -> str | None:
+    """The arguments field of a tool-call-shaped action (``tool_name`` beside an object ``arguments``), or None."""
+    if "tool_name" not in properties:
+        return None
+    return next((name for name in _TOOL_ARGUMENTS if name in properties
+                 and js.kind(properties[name], schema) == "object"), None)
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.casefold()))
+
+
+def _names(sentence: str, field: str, description: Any) -> bool:
+    """Whether ``sentence`` (normalized words) names ``field``: its name as a word, or its whole description."""
+    if f" {_words(field.replace('_', ' '))} " in f" {sentence} ":
+        return True
+    said = _words(description) if isinstance(description, str) else ""
+    return bool(said) and f" {said} " in f" {sentence} "
 
 
 def _listed(values: tuple[Any, ...]) -> str:

@@ -10,6 +10,7 @@ the tool's result, which the server returns in the observation's ``result`` (or 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,9 +25,16 @@ _ARGUMENT_KEYS = ("arguments", "args", "parameters", "input")
 
 
 def is_mcp_action(action_schema: dict | None) -> bool:
-    """Whether the action schema is openenv's ``CallToolAction`` (or shaped like it)."""
+    """Whether the server declares openenv's ``CallToolAction``: a ``tool_name`` beside the ``type`` discriminator
+    fixed to ``"call_tool"``. A plain action that merely has ``tool_name`` and ``arguments`` fields (calendar_env's,
+    with its own ``action_type``) is a plain action: sending it ``{"type": "list_tools"}`` would fail validation."""
     properties = (action_schema or {}).get("properties")
-    return isinstance(properties, dict) and "tool_name" in properties and "arguments" in properties
+    if not isinstance(properties, dict) or "tool_name" not in properties:
+        return False
+    kind = properties.get("type")
+    if not isinstance(kind, dict):
+        return False
+    return kind.get("const") == "call_tool" or kind.get("enum") == ["call_tool"]
 
 
 @dataclass(frozen=True)
@@ -47,22 +55,84 @@ def tools_from(observation: dict) -> list[Tool]:
     tools = observation.get("tools")
     if not isinstance(tools, list):
         raise ValueError(f"the tool listing has no 'tools' list: {str(observation)[:200]}")
+    return tool_list(tools)
+
+
+def tool_list(items: list) -> list[Tool]:
+    """The named tools in a list of tool dicts (``input_schema``, MCP's ``inputSchema``, or OpenAI's ``parameters``)."""
     return [
-        Tool(str(t["name"]), str(t.get("description") or ""), t.get("input_schema") or t.get("inputSchema") or {})
-        for t in tools
+        Tool(str(t["name"]), str(t.get("description") or ""),
+             t.get("input_schema") or t.get("inputSchema") or t.get("parameters") or {})
+        for t in items
         if isinstance(t, dict) and "name" in t
     ]
 
 
-def tools_text(tools: list[Tool]) -> str:
-    """The tool list as the model sees it: each tool's name, description and input schema."""
+def is_tool_list(value: Any) -> bool:
+    """A list of tool dicts, each named and described or with an input schema (calendar_env's ``tools_list``)."""
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(t, dict) and isinstance(t.get("name"), str)
+        and any(key in t for key in ("description", "input_schema", "inputSchema", "parameters")) for t in value)
+
+
+def tools_text(tools: list[Tool], budget: int | None = None) -> str:
+    """The tool list as the model sees it, as much as fits in ``budget`` characters, in this order of priority:
+    every tool's input schema in full; else each tool with its argument names and the first sentence of its
+    description; else the name and that sentence; else the names alone (as many as fit). A last line says what was
+    left out and how to see it."""
     if not tools:
         return "The environment lists no tools."
-    lines = ["Tools you can call:"]
-    for tool in tools:
-        lines.append(f"- {tool.name}: {' '.join(tool.description.split()) or _undescribed(tool)}")
-        lines.append(f"  input schema: {json.dumps(tool.input_schema, sort_keys=True)}")
-    return "\n".join(lines)
+    for level, left_out, legend in _LEVELS:
+        lines = ["Tools you can call:", *(line for tool in tools for line in level(tool))]
+        note = "" if not left_out else (f"[{left_out} left out to fit the observation budget; a larger budget "
+                                         f"shows them.{legend}]")
+        text = "\n".join(lines + ([note] if note else []))
+        if budget is None or len(text) <= budget:
+            return text
+    names, shown = [tool.name for tool in tools], []
+    for name in names:
+        if len(_names_line(shown + [name], len(names))) > budget:
+            break
+        shown.append(name)
+    return _names_line(shown, len(names))
+
+
+def _names_line(shown: list[str], total: int) -> str:
+    return (f"Tools you can call: {', '.join(shown)} [{total - len(shown)} more, descriptions and input schemas left "
+            "out to fit the observation budget; a larger budget shows them]")
+
+
+def _full(tool: Tool) -> list[str]:
+    return [f"- {tool.name}: {' '.join(tool.description.split()) or _undescribed(tool)}",
+            f"  input schema: {json.dumps(tool.input_schema, sort_keys=True)}"]
+
+
+def _with_arguments(tool: Tool) -> list[str]:
+    properties = tool.input_schema.get("properties") if isinstance(tool.input_schema.get("properties"), dict) else {}
+    required = set(tool.input_schema.get("required") or [])
+    arguments = ", ".join(name if name in required else f"{name}?" for name in properties)
+    return [f"- {tool.name}({arguments}): {_first_sentence(tool.description)}"]
+
+
+def _one_line(tool: Tool) -> list[str]:
+    return [f"- {tool.name}: {_first_sentence(tool.description)}"]
+
+
+def _names(tool: Tool) -> list[str]:
+    return [f"- {tool.name}"]
+
+
+_LEVELS = ((_full, "", ""),
+           (_with_arguments, "full descriptions and input schemas", " An argument marked ? is optional."),
+           (_one_line, "arguments, full descriptions and input schemas", ""),
+           (_names, "descriptions and input schemas", ""))
+
+
+def _first_sentence(text: str, limit: int = 100) -> str:
+    """The description's first sentence, at most ``limit`` characters."""
+    squashed = " ".join(text.split())
+    first = re.split(r"(?<=[.!?])\s", squashed, maxsplit=1)[0]
+    return first if len(first) <= limit else first[:limit - 3].rstrip() + "..."
 
 
 def _undescribed(tool: Tool) -> str:

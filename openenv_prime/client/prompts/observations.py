@@ -21,8 +21,11 @@ The default rendering, for an observation no one has written a template for:
 - **A budget** (characters per observation): fields that do not fit are left out, and a last line names them; a text
   too long on its own keeps its head and tail and says how much of the middle it left out. Nothing is cut silently.
 - An observation whose data sits only in ``metadata`` (MCP environments such as echo_env, ``openenv import``-ed
-  ones) shows the metadata's text fields (all its fields when it has none), never ``{}``; MCP tool listings and tool
-  results are shown as text (see :mod:`~openenv_prime.client.prompts.mcp`).
+  ones) shows the metadata's text fields (all its fields when it has none), never ``{}``; one with fields but no text
+  field shows the metadata's text fields first (calendar_env's reset: ``success: true`` beside a metadata
+  ``message`` that says how to start). MCP tool listings and tool results are shown as text (see
+  :mod:`~openenv_prime.client.prompts.mcp`); so is a field holding a list of tools (calendar_env's ``tools_list``),
+  as much of it as fits: never dropped whole, and never more than three quarters of the budget.
 
 A **template** replaces all of this for one environment: a field name shows that field; a string with ``{field}``
 placeholders fills them (metadata keys work too) with these format specs besides Python's own (``{humidity:.2f}``):
@@ -94,7 +97,7 @@ def render(observation: dict, template: str | None = None, metadata: dict | None
         raise TypeError(f"observation must be a dict, got {type(observation).__name__}")
     hidden = hidden if hidden is not None else HiddenNames()
     if template is None and mcp.is_tool_listing(observation):  # tool schemas name fields, they hold no answers
-        return Rendered(mcp.tools_text(mcp.tools_from(observation)))
+        return Rendered(mcp.tools_text(mcp.tools_from(observation), budget))
     clean = scrub(observation, hidden)
     top = scrub(metadata or {}, hidden)
     removed = clean.removed + [f"metadata.{path}" for path in top.removed]
@@ -120,7 +123,8 @@ def render(observation: dict, template: str | None = None, metadata: dict | None
 class _Part:
     name: str
     text: str
-    keep: bool = False  # the text and the legal actions are never left out
+    keep: bool = False  # the text is never left out (cut in the middle when it must be)
+    whole: bool = False  # the legal actions and tool lists: never cut, never left out
 
 
 def _default(observation: dict, metadata: dict, budget: int | None, system_taken: bool = False) -> str:
@@ -132,15 +136,19 @@ def _default(observation: dict, metadata: dict, budget: int | None, system_taken
         texts = {k: v for k, v in shown.items() if _textual(k, v) or _legal(k)}
         shown = texts if any(_textual(k, v) for k, v in texts.items()) else shown
         legal_from_metadata = {}
+    elif not any(_textual(k, v) for k, v in shown.items()):  # the text sits in metadata (calendar_env's "message")
+        said = {k: v for k, v in {**metadata, **inner}.items() if k not in shown and isinstance(v, str) and v.strip()
+                and k in TEXT_FIELDS}
+        shown = {**said, **shown}
     shown.update(legal_from_metadata)
     if not shown:
         return "(the environment's instructions are the system prompt)" if system_taken else "(the environment sent no observation text)"
     if len(shown) == 1 and isinstance(next(iter(shown.values())), str):  # one text field: the text alone
         return _fit_text(next(iter(shown.values())), budget, next(iter(shown)))
-    return _assemble(_parts(shown, observation), budget)
+    return _assemble(_parts(shown, observation, budget), budget)
 
 
-def _parts(shown: dict, observation: dict) -> list[_Part]:
+def _parts(shown: dict, observation: dict, budget: int | None = None) -> list[_Part]:
     primary = next((name for name in TEXT_FIELDS if isinstance(shown.get(name), str)), None)
     texts: list[str] = []  # what the model has been shown, to show nothing twice
     parts: list[_Part] = []
@@ -153,9 +161,13 @@ def _parts(shown: dict, observation: dict) -> list[_Part]:
             if fresh:
                 parts.append(_Part(name, "\n".join(_message_lines(fresh))))
                 texts.extend(_squash(m["content"]) for m in fresh)
-    parts += [_Part(name, f"{name}: {_json(value)}", keep=True) for name, value in shown.items() if _legal(name)]
+    parts += [_Part(name, f"{name}: {_json(value)}", whole=True) for name, value in shown.items() if _legal(name)]
+    tools = {name: value for name, value in shown.items() if name != primary and mcp.is_tool_list(value)}
+    for name, value in tools.items():  # a tool list is shown as much as fits, never dropped whole (_legal's rule)
+        room = None if budget is None else budget * 3 // 4 - len(name) - 2
+        parts.append(_Part(name, f"{name}: {mcp.tools_text(mcp.tool_list(value), room)}", whole=True))
     for name, value in shown.items():
-        if name == primary or _messages(value) or _legal(name):
+        if name == primary or _messages(value) or _legal(name) or name in tools:
             continue
         if isinstance(value, str) and _repeats(value, texts):
             continue
@@ -170,11 +182,11 @@ def _assemble(parts: list[_Part], budget: int | None) -> str:
     text = "\n".join(part.text for part in parts)
     if budget is None or len(text) <= budget:
         return text
-    others = [part for part in parts if not part.keep]
+    others = [part for part in parts if not part.keep and not part.whole]
     note_room = min(80 + sum(len(part.name) + 2 for part in others), max(budget // 4, 80))
-    room = budget - note_room - sum(len(part.text) + 1 for part in parts if part.keep and _legal(part.name))
+    room = budget - note_room - sum(len(part.text) + 1 for part in parts if part.whole)
     chosen = list(parts)
-    primary = next((i for i, part in enumerate(parts) if part.keep and not _legal(part.name)), None)
+    primary = next((i for i, part in enumerate(parts) if part.keep), None)
     if primary is not None:
         share = min(sum(len(part.text) + 1 for part in others), budget // 4)
         first = parts[primary]

@@ -24,6 +24,7 @@ functions, for one reply or one observation.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -36,6 +37,22 @@ from openenv_prime.client.prompts.prompting import PromptSettings
 from openenv_prime.client.wire.session import StepResult
 
 _formats: dict[tuple[int, str | None], tuple[Any, ActionFormat]] = {}
+
+# A sentence of a base prompt that prescribes the reply's whole form ("Reply with only the final answer, nothing else.").
+_REPLY_ONLY = re.compile(r"[^.!?\n]*\b(?:nothing else|(?:reply|respond|answer|output) (?:with )?only|only (?:with )?the "
+                         r"(?:final )?(?:answer|number|result|value))\b[^.!?\n]*[.!?]?", re.IGNORECASE)
+INSIDE_THE_ACTION = "Reply with the action the format below describes; your answer goes inside it."
+INSIDE_THE_CALL = "Reply with a tool call as described below; your answer goes inside its arguments."
+
+
+def agreeing(base: str, *, tool_call: bool) -> str:
+    """``base`` without the sentences that prescribe the reply's whole form, and, where it had any, one sentence saying
+    what goes inside the action (or the tool call) instead; a base that prescribes no form is returned as it is."""
+    kept = _REPLY_ONLY.sub("", base)
+    if kept == base:
+        return base
+    bridge = INSIDE_THE_CALL if tool_call else INSIDE_THE_ACTION
+    return " ".join(part for part in (" ".join(kept.split()), bridge) if part)
 
 
 def observation_to_text(observation: dict, field: str | None = None, metadata: dict | None = None, *,
@@ -143,8 +160,14 @@ class EpisodeProtocol:
 
     def instructions(self, base: str | None = None) -> str | None:
         """``base`` followed by :meth:`reply_format` (None when both are empty): the system prompt of an episode whose
-        environment brings no instructions of its own."""
-        parts = [part for part in (base, self.reply_format()) if part]
+        environment brings no instructions of its own. Where the reply format asks for a JSON object, a tool call or
+        code (repl_env's "Action containing Python code"), ``base`` is made to agree with it (:func:`agreeing`):
+        "reply with only the final answer" never stands beside them. A reply that is one value or free text
+        (grid_world's move, textarena's message) keeps ``base`` as it is."""
+        reply_format = self.reply_format()
+        if base and reply_format and (self.mcp or self.text_field is None or self._actions.code):
+            base = agreeing(base, tool_call=self.mcp)  # a JSON object, a tool call, or code
+        parts = [part for part in (base, reply_format) if part]
         return "\n\n".join(parts) or None
 
     def system_prompt(self, base: str | None, opening: Opening | None = None) -> str | None:
@@ -181,7 +204,8 @@ class EpisodeProtocol:
             return opening
         listing = await session.step(dict(mcp.LIST_TOOLS_ACTION))
         tools = tuple(mcp.tools_from(listing.observation))
-        return Opening(opening.result, f"{opening.text}\n\n{mcp.tools_text(list(tools))}", tools, opening.system)
+        listed = mcp.tools_text(list(tools), self.settings.observation_budget)
+        return Opening(opening.result, f"{opening.text}\n\n{listed}", tools, opening.system)
 
     def opening(self, result: StepResult, split: str | None = None) -> Opening:
         """A reset's frame as an episode's opening (before any tool listing): the first user message, and the

@@ -332,8 +332,9 @@ class EpisodeSession:
             if code == "CAPACITY_REACHED":
                 raise CapacityError(f"the server is at its session limit ({text})", url=self.url, hint="raise the server's --max-sessions")
             raise ServerError(
-                f"{kind!r} failed on the server ({code}: {text})", url=self.url, hint="check the arguments and the server's log; the session is still usable"
-            )
+                f"{kind!r} failed on the server ({code}: {text})", url=self.url,
+                hint="the environment raised while running it, so its state is unknown: reset before using this "
+                     "session again, and see the server's log")
         if frame["type"] != expect or not isinstance(data, dict):
             raise self._malformed(kind, f"a {frame['type']!r} frame where a {expect!r} frame with a data object was due")
         if expect == "state":

@@ -36,6 +36,7 @@ def rollout_summary(rollouts: list[Any]) -> dict[str, Any]:
         "reward": mean([r.reward for r in scored]),
         "family_reward": {k: mean(v) for k, v in sorted(by_family.items())},
         "unscored_episodes": len(rollouts) - len(scored),
+        "errored_episodes": sum(r.error is not None for r in rollouts),
         "turns": mean([r.turns for r in rollouts]),
         "env_steps": mean([r.steps for r in rollouts]),
         "invalid_actions": sum(r.invalid_actions for r in rollouts),

@@ -17,6 +17,7 @@ trips are otherwise a large share of a step.
 from __future__ import annotations
 
 import functools
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -25,6 +26,7 @@ import mlx.nn as nn
 
 from openenv_prime.client.engine.episode import Episode, play_in_waves, start_wave
 from openenv_prime.client.engine.episode_rules import EpisodeRules
+from openenv_prime.client.engine.failures import ErrorStreak, never_ending
 from openenv_prime.client.prompts.prompting import PromptSettings
 from openenv_prime.client.prompts.render import EpisodeProtocol, Opening
 from openenv_prime.client.wire.session import StepResult
@@ -49,6 +51,7 @@ class Rollout:
     steps: int
     invalid_actions: int
     done: bool
+    error: str | None = None  # the environment failed a step: unscored, never a silent 0
 
 
 @dataclass
@@ -138,6 +141,8 @@ class EpisodeRunner:
     def __post_init__(self) -> None:
         self.chat = ChatTokens(self.renderer.tokenizer)
         self.pool = SessionPool(self.base_url, timeout=self.timeout)
+        self.streak = ErrorStreak()  # episodes the environment failed in a row: enough of them stop the run
+        self.warned = False
 
     async def close(self) -> None:
         """Close the kept sockets (before an eval opens its own, and at the end of the run)."""
@@ -153,8 +158,12 @@ class EpisodeRunner:
         times = RolloutTimes()
         t0 = time.perf_counter()
         replies = functools.partial(self._replies, times)
-        await play_in_waves(self.pool, episodes, replies, limit=self.max_sessions, started=started)
+        await play_in_waves(self.pool, episodes, replies, limit=self.max_sessions, started=started, streak=self.streak)
         times.environment = time.perf_counter() - t0 - times.generation
+        silent = never_ending(episodes, action_setting="environment.action_field")
+        if silent and not self.warned:  # once per run: every step would say the same
+            print(f"warning: {silent}", file=sys.stderr)
+            self.warned = True
         rollouts = [self._rollout(ep) for ep in episodes]
         return PlayedGroups([rollouts[k * group_size:(k + 1) * group_size] for k in range(len(tasks))], times)
 
@@ -202,4 +211,5 @@ class EpisodeRunner:
     def _rollout(self, ep: Episode) -> Rollout:
         turns: _Turns = ep.context
         sequences = turns.transcripts or [self.chat.start(self.renderer.opening_messages(ep.opening))]
-        return Rollout(turns.task, sequences, ep.reward, turns.generated, ep.turns, ep.steps, ep.invalid_actions, ep.done)
+        return Rollout(turns.task, sequences, ep.reward, turns.generated, ep.turns, ep.steps, ep.invalid_actions, ep.done,
+                       ep.error if ep.stop == "error" else None)

@@ -1,0 +1,74 @@
+"""When the environment fails, not the model: the episode ends, the run goes on, and a run that cannot succeed stops.
+
+A step the server cannot run (an ``EXECUTION_ERROR`` frame: the environment raised; a socket it closed that a replay
+could not restore; an answer that never came) says nothing about the model's reply. So the episode ends with stop
+``"error"`` and no reward: it is left out of accuracy and of the sampler's evidence (never a silent 0.0), and its
+socket is replaced by a fresh one, since the environment's state behind it is unknown. One such episode is the
+environment's bad luck; :data:`ERRORS_IN_A_ROW` of them in a row, each on a fresh session, mean the environment fails
+on every step, and the run stops with :class:`EnvironmentFailing`, quoting the environment's own error.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from openenv_prime.client.wire.errors import OpenEnvError
+
+ERRORS_IN_A_ROW = 8
+"""Episodes in a row that the environment failed, after which a run stops: the environment itself is broken."""
+
+
+class EnvironmentFailing(OpenEnvError):
+    """Every recent episode failed inside the environment; the run cannot succeed."""
+
+
+class ErrorStreak:
+    """Counts the episodes the environment failed in a row, in the order they are recorded; one that the environment
+    played to its end (scored or not) breaks the streak. One per run (an eval, a trainer, a taskset)."""
+
+    def __init__(self, limit: int = ERRORS_IN_A_ROW):
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        self.limit = limit
+        self.count = 0
+        self.total = 0
+        self.last: str | None = None
+
+    def record(self, episodes: Iterable[Any]) -> None:
+        """Record finished episodes; raises :class:`EnvironmentFailing` once ``limit`` in a row failed."""
+        for episode in episodes:
+            if episode.stop == "error":
+                self.count += 1
+                self.total += 1
+                self.last = episode.error
+            elif episode.finished:
+                self.count = 0
+        if self.count >= self.limit:
+            raise EnvironmentFailing(
+                f"the environment failed the last {self.count} episodes in a row, each on a fresh session, so it "
+                f"fails on its own, whatever the model replies; its last error: {self.last}",
+                hint="run one episode by hand against the server and read the server's log; the run stops here "
+                     "because no episode can be scored")
+
+
+def never_ending(episodes: Iterable[Any], *, action_setting: str) -> str | None:
+    """What to say when no episode ended before the step limit and no reply was invalid (None otherwise): the
+    environment took every reply and never finished, the sign of replies that land in a field which does not carry
+    the move (repl_env's ``final_answer`` while ``is_final`` stays false). Names the fields the replies filled, those
+    left to the server, and ``action_setting`` (how the user names the field that carries the move)."""
+    played = [episode for episode in episodes if episode.finished]
+    if not played or any(episode.stop != "max_steps" or episode.invalid_actions for episode in played):
+        return None
+    limit = played[0].rules.max_steps
+    protocol = played[0].protocol
+    actions = protocol.action_format
+    if actions is None:
+        filled = "tool calls"
+        left = ""
+    else:
+        filled = ", ".join(f"`{name}`" for name in actions.fields)
+        left = (f"; left to the server's defaults: {', '.join(f'`{name}`' for name in actions.settings)}"
+                if actions.settings else "")
+    return (f"no episode ended before the step limit ({limit} steps) and no reply was invalid: the environment took "
+            f"every reply and never finished an episode. The replies filled {filled}{left}. If another field carries "
+            f"the move, name it with {action_setting}")
