@@ -66,7 +66,7 @@ def read_group(
     group: Sequence[Any],
     *,
     success_threshold: float | None = None,
-    cost: Literal["total_tokens", "output_tokens"] = "total_tokens",
+    cost: Literal["total_tokens", "output_tokens"] = "output_tokens",
 ) -> GroupReport:
     """Rewards of the traces prime-rl trains on (binarized at `success_threshold` if set), one cost
     per reward.

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 from openenv_prime.samplers.task import Task
 
 
 @runtime_checkable
 class TaskSampler(Protocol):
+    """The RFC's five methods, what every trainer here drives. A sampler may offer more (this package's samplers add
+    ``key_metrics``, per-key metrics for the trainers' logs, and ``probabilities``); a trainer checks for those
+    before it calls them."""
+
     def sample(self, n: int) -> list[Task]:
         """Draw ``n`` tasks. Never waits for updates."""
 
-    def update(self, key: str, rewards: Sequence[float], costs: Sequence[float] | None = None) -> None:
-        """Report one scored group of ``key``: one reward per rollout, optionally one cost per rollout."""
+    def update(self, key: str | Task, rewards: Sequence[float], costs: Sequence[float] | None = None) -> None:
+        """Report one scored group of ``key`` (or of a drawn task): one reward per rollout, and one cost per rollout
+        for every group or for none (a run that reports costs for some groups only is refused)."""
 
     def state_dict(self) -> dict[str, Any]:
         """Plain JSON-serializable state, RNG included, with a version field."""
@@ -23,6 +28,3 @@ class TaskSampler(Protocol):
 
     def metrics(self) -> dict[str, float]:
         """Flat numbers, names with ``/`` (per-key ones as ``key/<key>/<name>``)."""
-
-    def key_metrics(self, keys: Iterable[str] | None = None, *, top: int | None = None) -> dict[str, dict[str, float]]:
-        """Per-key metrics as ``{key: {name: value}}``: for ``keys``, the ``top`` most drawn, or all."""

@@ -3,32 +3,11 @@
 Per key, decayed success and failure counts start from a Beta(1,1) prior (s = f = 1) and evolve as
 ``s <- gamma*s + successes``, ``f <- gamma*f + failures`` on each update of that key, so old evidence
 and the prior fade. With ``p = s/(s+f)`` and group size G, the signal ``1 - p^G - (1-p)^G`` is the
-probability that G binary rewards are not all equal.
-
-``signal="frontier"``, the default, weighs ``signal * min(1, 2(1-p))^2 + epsilon``: a key past p = 0.5 counts in
-proportion to the square of the failures it has left to fix, so draws gather at the frontier of what the
-policy can nearly do (at G=8: p = 0.75 weighs 0.23, 0.9 weighs 0.023, 0.97 weighs 0.0008; below 0.5
-nothing changes). ``signal="calibrated"`` is frontier checked against what the key's groups did: the binomial
-formula assumes every task of a key succeeds at the key's p, but the tasks of a real family differ (some always
-solved, some never), so its groups are all-equal more often than the formula says; in SmolLM2 runs it
-over-predicted 1.7-2.1x (docs/samplers.md, calibration). Per key, the decayed count of groups that had signal over
-the decayed sum of the signal predicted for them, each with a prior of ``CALIBRATION_PRIOR`` groups, gives a ratio
-r; the signal estimate is ``signal * min(1, r)`` and the weight uses ``min(1, r / FULL_RATIO)``, so a key whose
-groups give at least half the predicted signal keeps its frontier weight, and a key whose groups never differ loses
-it in proportion (a sixth after one flat group). ``signal="reach"`` adds one rule to calibrated: a key with no
-success in its decayed evidence (under ``UNREACHED_SUCCESSES``) has that factor cubed (``UNREACHED_POWER``), so a
-tier out of reach falls to the floor after its first flat group; a key with any success keeps calibrated's weight.
-Calibrated (the default of 2026-12-03 to 12-05) and reach draw more groups with signal than frontier in real runs
-and lead it in the simulated worlds, yet the models they trained answered fewer held-out questions than frontier's
-at two learning rates (docs/mlx.md, 10-seed comparisons): frontier is the default again, the others options.
-``signal="headroom"`` uses the first power of the headroom, and ``signal="binary"`` is the RFC's rule,
-``signal + epsilon``: the signal alone is symmetric in p and 1-p, so many nearly solved keys (p ~ 0.97:
-signal 0.22 at G=8) keep pulling a large share of late draws from the keys still to learn.
-``signal="variance"`` (graded rewards) keeps a decayed share of groups whose reward spread exceeds
-``tolerance``, with the same Beta(1,1) prior, and weighs ``share + epsilon``; it also follows spread that is
-only format noise, which thresholding rewards at ``success_threshold`` never does. ``epsilon`` (default
-0.005 for frontier, calibrated, reach and headroom, 0.02 otherwise, as the RFC had it) is the floor that keeps
-every key drawn. The suite in benchmarks/worlds/ chose the floors (docs/samplers.md); real runs, the default.
+probability that G binary rewards are not all equal. How a mode turns that into a weight is its rule in
+``signals.py`` (``frontier``, the default: the signal times the square of the headroom ``min(1, 2(1-p))``, so draws
+gather where the policy can nearly do the task; ``calibrated``, ``reach``, ``headroom``, ``binary`` and ``variance``
+beside it, in one table there); ``epsilon`` is the floor that keeps every key drawn. Which rule is the default, and
+why, is decided by held-out accuracy in real runs (docs/samplers.md, docs/mlx.md).
 
 Within a key, ``within="signal"`` (the default with frontier, calibrated and reach) draws the key's shuffle
 cycle thinned by each task's own evidence, which ``update(task, ...)`` reports (``taskevidence.py``):
@@ -51,27 +30,14 @@ from openenv_prime.samplers.lineage import extended, history_digest, parse_linea
 from openenv_prime.samplers.pool import TaskPool
 from openenv_prime.samplers.pooled import DEFAULT_TOLERANCE, FLOAT_STATS, INT_STATS, PooledSampler
 from openenv_prime.samplers.rngstate import rng_to_json
+from openenv_prime.samplers.signals import SIGNALS
 from openenv_prime.samplers.statecheck import parse_list, section
 from openenv_prime.samplers.sumtree import SumTree
 from openenv_prime.samplers.task import Task
 from openenv_prime.samplers.taskevidence import MAX_PROPOSALS, TaskEvidence
 
-SIGNAL_MODES = ("calibrated", "reach", "frontier", "headroom", "binary", "variance")
-# The weight floor when none is given: frontier and headroom leave more keys near zero, so a smaller
-# floor keeps dead and solved keys from taking a large share of draws once most keys are learned.
-DEFAULT_EPSILON = {"reach": 0.005, "calibrated": 0.005, "frontier": 0.005, "headroom": 0.005, "binary": 0.02, "variance": 0.02}
-# The power of min(1, 2(1-p)) on the signal, per mode (0: none).
-HEADROOM_POWER = {"reach": 2, "calibrated": 2, "frontier": 2, "headroom": 1, "binary": 0, "variance": 0}
+SIGNAL_MODES = tuple(SIGNALS)
 WITHIN_MODES = ("signal", "cycle")
-DEFAULT_WITHIN = {"reach": "signal", "calibrated": "signal", "frontier": "signal", "headroom": "cycle", "binary": "cycle", "variance": "cycle"}
-# signal="calibrated": the prior (in groups, at ratio 1) of a key's observed-over-predicted signal ratio, and the
-# ratio from which a key keeps its whole frontier weight; chosen on benchmarks/worlds (docs/samplers.md).
-CALIBRATION_PRIOR = 0.1
-FULL_RATIO = 0.5
-# signal="reach": a key whose decayed successes are under this count has its calibrated factor to this power.
-UNREACHED_SUCCESSES = 0.5
-UNREACHED_POWER = 3
-_CALIBRATED = ("reach", "calibrated")
 # Per-key learning state saved in state_dict["curriculum"], aligned with the pool's keys.
 _EVIDENCE = ("successes", "failures", "spread", "flat", "expected", "predicted_sum")
 # States saved before a column existed load with it at 0 (``expected``: the ratio starts from its prior).
@@ -104,10 +70,11 @@ class CurriculumSampler(PooledSampler):
             raise ValueError(f"success_threshold must be a finite number, got {success_threshold!r}")
         if signal not in SIGNAL_MODES:
             raise ValueError(f"signal must be one of {SIGNAL_MODES}, got {signal!r}")
+        rule = SIGNALS[signal]
         if epsilon is None:
-            epsilon = DEFAULT_EPSILON[signal]
+            epsilon = rule.epsilon
         if within is None:
-            within = DEFAULT_WITHIN[signal]
+            within = rule.within
         if within not in WITHIN_MODES:
             raise ValueError(f"within must be one of {WITHIN_MODES}, got {within!r}")
         if within == "signal" and signal == "variance":
@@ -126,7 +93,7 @@ class CurriculumSampler(PooledSampler):
         self.success_threshold = float(success_threshold)
         self.signal = signal
         self.within = within
-        self._power = HEADROOM_POWER[signal]
+        self._rule = rule
         self._tolerance = float(tolerance)
         k = len(self.pool.keys)
         self._updates = [0] * k
@@ -163,49 +130,21 @@ class CurriculumSampler(PooledSampler):
         return s / (s + prior + self._failures[slot])
 
     def _estimate(self, slot: int) -> float:
-        """The key's predicted chance that its next group has signal."""
-        if self.signal == "variance":
-            prior = self.gamma ** self._updates[slot]
-            hit = prior + self._spread[slot]
-            return hit / (hit + prior + self._flat[slot])
-        signal = self._group_signal(self._p(slot))
-        if self.signal in _CALIBRATED:
-            return signal * min(1.0, self._ratio(slot))
-        return signal
-
-    def _ratio(self, slot: int) -> float:
-        """The key's groups' observed signal over the binomial signal predicted for them, with a prior of
-        CALIBRATION_PRIOR groups at ratio 1 that fades like the other evidence."""
-        prior = CALIBRATION_PRIOR * self.gamma ** self._updates[slot]
-        return (prior + self._spread[slot]) / (prior + self._expected[slot])
+        """The key's predicted chance that its next group has signal (by the mode's rule, signals.py)."""
+        return self._rule.estimate(self, slot)
 
     def _group_signal(self, p: float) -> float:
         """The chance that a group of G rollouts at success rate p is not all equal."""
         g = self.group_size
         return max(0.0, 1.0 - p**g - (1.0 - p) ** g)
 
-    def _headroom(self, p: float) -> float:
-        """min(1, 2(1-p)) to the mode's power: what discounts a nearly solved key (or task)."""
-        return min(1.0, 2.0 * (1.0 - p)) ** self._power if self._power else 1.0
-
     def _weight(self, slot: int, estimate: float) -> float:
-        """The key's sampling weight, from its predicted signal (see the module docstring)."""
-        if self.signal in _CALIBRATED:
-            estimate = self._group_signal(self._p(slot)) * self._calibration_factor(slot)
-        if self._power:
-            estimate *= self._headroom(self._p(slot))
-        return estimate + self.epsilon
-
-    def _calibration_factor(self, slot: int) -> float:
-        """min(1, r / FULL_RATIO); under reach, cubed for a key no rollout of which succeeded lately."""
-        factor = min(1.0, self._ratio(slot) / FULL_RATIO)
-        if self.signal == "reach" and self._updates[slot] and self._successes[slot] < UNREACHED_SUCCESSES:
-            return factor**UNREACHED_POWER
-        return factor
+        """The key's sampling weight: the mode's rule (signals.py), then the floor."""
+        return self._rule.weight(self, slot, estimate) + self.epsilon
 
     def _task_weight(self, p: float) -> float:
         """The weight of a success rate without the floor: what thins a key's tasks (taskevidence.py)."""
-        return self._group_signal(p) * self._headroom(p)
+        return self._group_signal(p) * self._rule.headroom(p)
 
     # -- hooks ----------------------------------------------------------------------------------
     def _draw(self) -> int:

@@ -47,6 +47,7 @@ class PooledSampler:
         self._groups_with_signal = [0] * k
         self._cost = [0.0] * k
         self._tolerance = DEFAULT_TOLERANCE
+        self._costs_reported: bool | None = None  # whether the groups so far came with costs (None: no group yet)
         self._key_of_task = [0] * len(self.pool)
         for slot, members in enumerate(self.pool.members):
             for position in members:
@@ -77,6 +78,13 @@ class PooledSampler:
             else:
                 slot = self.pool.slot_of(key)  # raises the error that names the key
         rewards_t, costs_t = check_group(rewards, costs)
+        reported = costs_t is not None
+        if self._costs_reported is not None and reported != self._costs_reported:
+            raise ValueError(
+                f"this group {'has' if reported else 'has no'} costs and the earlier ones "
+                f"{'had none' if reported else 'had them'}: report costs for every group or for none, or the "
+                "cost totals (signal_per_cost) would count some groups and not others")
+        self._costs_reported = reported
         signal = has_spread(rewards_t, self._tolerance)
         self._learn(slot, rewards_t, signal, position)
         self._episodes[slot] += len(rewards_t)
@@ -126,6 +134,7 @@ class PooledSampler:
         except ArithmeticError as exc:  # a combination of valid fields the sampler cannot use
             raise ValueError(f"state_dict fields are inconsistent: {exc!r}") from None
         candidate._note_load()
+        candidate._costs_reported = None  # a state keeps no flag: the check holds from the load on
         self.__dict__.update(candidate.__dict__)
 
     def reseed(self, seed: int) -> None:

@@ -70,7 +70,7 @@ def test_a_taskset_without_the_family_field_is_rejected_by_name() -> None:
 
 def test_rewards_and_costs_of_a_group_reach_update_of_its_family() -> None:
     tasks = family_tasks(FAMILIES)
-    sampler = SamplerCore(tasks, sampler_kwargs={"group_size": 4})
+    sampler = SamplerCore(tasks, cost="total_tokens", sampler_kwargs={"group_size": 4})
     expected = twin(tasks, group_size=4)
     task = tasks[5]
     sampler.observe(
@@ -99,7 +99,7 @@ def test_success_threshold_binarizes_and_output_tokens_become_costs() -> None:
 
 def test_errored_traces_give_no_reward_but_their_tokens_are_counted() -> None:
     tasks = family_tasks(FAMILIES)
-    sampler = SamplerCore(tasks)
+    sampler = SamplerCore(tasks, cost="total_tokens")
     expected = twin(tasks)
     task = tasks[9]
     traces = [
@@ -117,7 +117,7 @@ def test_errored_traces_give_no_reward_but_their_tokens_are_counted() -> None:
 
 def test_fully_errored_and_traceless_groups_are_counted_without_an_update() -> None:
     tasks = family_tasks(FAMILIES)
-    sampler = SamplerCore(tasks)
+    sampler = SamplerCore(tasks, cost="total_tokens")
     before = sampler.inner.state_dict()
     sampler.observe(group(tasks[0], [trace(tasks[0], 1.0, ok=False, input_tokens=8, output_tokens=4)] * 2))
     sampler.observe([failed_episode(tasks[1])])
@@ -134,7 +134,7 @@ def test_fully_errored_and_traceless_groups_are_counted_without_an_update() -> N
 
 def test_a_partial_group_updates_with_the_rollouts_that_arrived() -> None:
     tasks = family_tasks(FAMILIES)
-    sampler = SamplerCore(tasks, sampler_kwargs={"group_size": 8})
+    sampler = SamplerCore(tasks, cost="total_tokens", sampler_kwargs={"group_size": 8})
     expected = twin(tasks, group_size=8)
     sampler.observe(scored_group(tasks[4], [1.0, 0.0, 1.0]))
     expected.update(expected.pool.tasks[4], [1.0, 0.0, 1.0], [15.0, 15.0, 15.0])
@@ -256,8 +256,8 @@ def test_cost_counts_every_model_call_of_a_multi_turn_trace() -> None:
     task = family_tasks({"1": 1})[0]
     multi = trace(task, 1.0, input_tokens=10, output_tokens=5)
     multi.calls.append(vf.ModelCall(node=1, usage=vf.Usage(prompt_tokens=30, completion_tokens=7, cached_input_tokens=15)))
-    assert read_group(group(task, [multi])).costs == [10 + 5 + 30 + 15 + 7]
-    assert read_group(group(task, [multi]), cost="output_tokens").costs == [12]
+    assert read_group(group(task, [multi]), cost="total_tokens").costs == [10 + 5 + 30 + 15 + 7]
+    assert read_group(group(task, [multi])).costs == [12]  # the default: the generated tokens, the RFC's cost
 
 
 rollouts = st.lists(
@@ -277,7 +277,7 @@ rollouts = st.lists(
 def test_read_group_keeps_clean_rewards_and_every_trainable_token(rollouts, threshold) -> None:
     task = family_tasks({"1": 1})[0]
     traces = [trace(task, r, ok=ok, trainable=tr, input_tokens=i, output_tokens=o) for r, ok, tr, i, o in rollouts]
-    report = read_group(group(task, traces), success_threshold=threshold)
+    report = read_group(group(task, traces), success_threshold=threshold, cost="total_tokens")
     clean = [(r, i + o) for r, ok, tr, i, o in rollouts if ok and tr]
     spent = sum(i + o for _, ok, tr, i, o in rollouts if tr)
     assert len(report.rewards) == len(report.costs) == len(clean)

@@ -34,7 +34,7 @@ def rewardless(task: vf.Task) -> vf.Trace:
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
 def test_a_non_finite_reward_is_left_out_and_the_rest_of_the_group_is_used(bad: float) -> None:
     tasks = family_tasks(FAMILIES)
-    sampler = SamplerCore(tasks, sampler_kwargs={"group_size": 3})
+    sampler = SamplerCore(tasks, cost="total_tokens", sampler_kwargs={"group_size": 3})
     messages = recording(sampler)
     expected = make_sampler("curriculum", sampler_tasks(tasks, "family"), group_size=3)
     sampler.observe(scored_group(tasks[0], [1.0, bad, 0.0]))
@@ -64,7 +64,7 @@ def test_a_non_finite_reward_is_counted_even_on_a_trace_without_sampled_tokens()
 
 def test_a_trace_without_rewards_is_missing_not_zero() -> None:
     tasks = family_tasks(FAMILIES)
-    sampler = SamplerCore(tasks, sampler_kwargs={"group_size": 2})
+    sampler = SamplerCore(tasks, cost="total_tokens", sampler_kwargs={"group_size": 2})
     messages = recording(sampler)
     expected = make_sampler("curriculum", sampler_tasks(tasks, "family"), group_size=2)
     task = tasks[4]
@@ -77,7 +77,7 @@ def test_a_trace_without_rewards_is_missing_not_zero() -> None:
 
 def test_traces_without_sampled_tokens_are_not_read_as_prime_rl_skips_them() -> None:
     tasks = family_tasks(FAMILIES)
-    sampler = SamplerCore(tasks, sampler_kwargs={"group_size": 2})
+    sampler = SamplerCore(tasks, cost="total_tokens", sampler_kwargs={"group_size": 2})
     expected = make_sampler("curriculum", sampler_tasks(tasks, "family"), group_size=2)
     task = tasks[8]
     sampler.observe(group(task, [trace(task, 1.0), trace(task, 0.0, sampled=False, output_tokens=0)]))

@@ -159,3 +159,32 @@ def test_uniform_distribution_ignores_key_names_and_order(sizes, mode, data):
     before = UniformSampler(tasks, over=mode).probabilities()
     after = UniformSampler(moved, over=mode).probabilities()
     assert {rename[k]: p for k, p in before.items()} == pytest.approx(after, rel=1e-12)
+
+
+def test_a_sampler_with_only_the_rfcs_five_methods_is_a_task_sampler():
+    class FiveMethods:
+        def sample(self, n): return []
+        def update(self, key, rewards, costs=None): pass
+        def state_dict(self): return {}
+        def load_state_dict(self, state): pass
+        def metrics(self): return {}
+
+    assert isinstance(FiveMethods(), TaskSampler)
+    assert not isinstance(object(), TaskSampler)
+    assert all(isinstance(make_sampler(name, make_pool([2, 2])), TaskSampler) for name in SAMPLERS)
+
+
+@pytest.mark.parametrize("name", ["sequential", "uniform", "curriculum"])
+def test_costs_for_some_groups_and_not_others_are_refused_and_change_nothing(name):
+    sampler = make_sampler(name, make_pool([2, 2]))
+    sampler.update("k0", [1.0, 0.0], costs=[3.0, 4.0])
+    before = sampler.state_dict()
+    with pytest.raises(ValueError, match="report costs for every group or for none"):
+        sampler.update("k0", [1.0, 0.0])
+    assert sampler.state_dict() == before
+    sampler.update("k1", [0.0, 0.0], costs=[1.0, 1.0])  # with costs, as before: fine
+    costless = make_sampler(name, make_pool([2, 2]))
+    costless.update("k0", [1.0, 0.0])
+    with pytest.raises(ValueError, match="the earlier ones had none"):
+        costless.update("k0", [1.0, 0.0], costs=[1.0, 1.0])
+    assert costless.metrics(per_key=False)["signal_per_cost"] == 0.0

@@ -242,3 +242,13 @@ def test_key_metrics_refuse_unknown_keys_and_bad_counts():
     for bad in (-1, 1.5, True, "3"):
         with pytest.raises(ValueError, match="top"):
             sampler.key_metrics(top=bad)
+
+
+def test_every_signal_mode_draws_what_it_drew_before_its_rule_moved():
+    """tests/samplers/saved_draws.py's scenario, saved with the rules written inline in curriculum.py: the same
+    seeds give the same draws and the same final state in every mode."""
+    import json
+
+    from tests.samplers.saved_draws import SAVED, all_modes
+
+    assert all_modes() == json.loads(SAVED.read_text())

@@ -7,7 +7,9 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openenv_prime.samplers import CurriculumSampler
+import pytest
+
+from openenv_prime.samplers import CurriculumSampler, Task
 from sampler_helpers import binary_group_st, make_pool
 
 FAST = settings(max_examples=60, deadline=None)
@@ -74,3 +76,21 @@ def test_an_update_rewrites_only_its_keys_leaf_to_root_path(keys, updates, mode)
             j >>= 1
         assert len(path) <= math.ceil(math.log2(max(keys, 2))) + 2
         assert {i for i, (x, y) in enumerate(zip(before, after)) if x != y} <= path
+
+
+@given(groups=st.lists(st.lists(st.sampled_from([0.0, 1.0]), min_size=4, max_size=4), min_size=1, max_size=6),
+       gamma=st.floats(0.5, 1.0))
+def test_binary_weighs_a_key_by_the_documented_formula(groups, gamma):
+    """signal="binary": weight = 1 - p^G - (1-p)^G + 0.02 with p = (g^n + s) / (2 g^n + s + f) over decayed counts
+    (the RFC's weight; its prior fades with the evidence, where the RFC's stays Beta(1, 1): docs/samplers.md)."""
+    sampler = CurriculumSampler([Task("train", 0, key="a"), Task("train", 1, key="b")], group_size=4, signal="binary",
+                                gamma=gamma)
+    s = f = 0.0
+    for rewards in groups:
+        sampler.update("a", rewards)
+        s, f = gamma * s + sum(rewards), gamma * f + (4 - sum(rewards))
+    prior = gamma ** len(groups)
+    p = (prior + s) / (2 * prior + s + f)
+    metrics = sampler.key_metrics()["a"]
+    assert metrics["p"] == pytest.approx(p)
+    assert metrics["weight"] == pytest.approx(1 - p**4 - (1 - p) ** 4 + 0.02)

@@ -30,7 +30,8 @@ def _worker(seed, draws, updates, start=None, **settings):
         sampler.load_state_dict(start)
         sampler.reseed(seed)  # each worker its own stream after loading the shared state
     sampler.sample(draws)
-    for k, rewards, with_costs in updates:
+    with_costs = bool(updates) and updates[0][2]  # a sampler reports costs for every group or for none
+    for k, rewards, _ in updates:
         sampler.update(KEYS[k], rewards, [0.5] * len(rewards) if with_costs else None)
     return sampler
 

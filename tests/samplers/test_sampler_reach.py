@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openenv_prime.samplers import CurriculumSampler
-from openenv_prime.samplers.curriculum import UNREACHED_POWER, UNREACHED_SUCCESSES
+from openenv_prime.samplers.signals import UNREACHED_POWER, UNREACHED_SUCCESSES
 from sampler_helpers import binary_group_st, make_pool
 
 FAST = settings(max_examples=80, deadline=None)

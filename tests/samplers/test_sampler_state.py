@@ -18,9 +18,10 @@ class CheckpointMachine(RuleBasedStateMachine):
     """Two copies of one sampler: ``live`` never stops; ``resumed`` is saved to JSON and reloaded into a
     fresh object now and then. Both get the same calls and must give the same draws and state."""
 
-    @initialize(kind=st.sampled_from(KINDS), sizes=st.lists(st.integers(1, 9), min_size=1, max_size=5), seed=st.integers(0, 2**31))
-    def setup(self, kind, sizes, seed):
-        self.kind, self.seed = kind, seed
+    @initialize(kind=st.sampled_from(KINDS), sizes=st.lists(st.integers(1, 9), min_size=1, max_size=5), seed=st.integers(0, 2**31),
+                with_costs=st.booleans())
+    def setup(self, kind, sizes, seed, with_costs):
+        self.kind, self.seed, self.with_costs = kind, seed, with_costs  # costs for every group or for none
         self.tasks = make_pool(sizes)
         self.keys = sorted({t.key for t in self.tasks})
         self.live = build(kind, self.tasks, seed)
@@ -30,10 +31,9 @@ class CheckpointMachine(RuleBasedStateMachine):
     def sample(self, n):
         assert self.live.sample(n) == self.resumed.sample(n)
 
-    @rule(k=st.integers(0, 40), rewards=st.one_of(binary_group_st, graded_group_st), with_costs=st.booleans(),
-          by_task=st.booleans())
-    def update(self, k, rewards, with_costs, by_task):
-        costs = [1.5 * (i + 1) for i in range(len(rewards))] if with_costs else None
+    @rule(k=st.integers(0, 40), rewards=st.one_of(binary_group_st, graded_group_st), by_task=st.booleans())
+    def update(self, k, rewards, by_task):
+        costs = [1.5 * (i + 1) for i in range(len(rewards))] if self.with_costs else None
         # By key, or by the task itself (the curriculum then keeps evidence per task: taskevidence.py).
         key = self.tasks[k % len(self.tasks)] if by_task else self.keys[k % len(self.keys)]
         self.live.update(key, rewards, costs)
