@@ -9,11 +9,18 @@
   in the format the prompt asks for (a bare value, a JSON value, the prompt's example JSON object with its pick in
   place, a tool call). A free-text action the prompt calls code (coding_env's "code execution request" sent as the
   action's `code` field) gets a one-line Python program: the language is the one rule coding_env's own text does
-  not state. Where a prompt states no legal values it sends the prompt's own example (or "I do not know"), which the
-  environment may refuse: the matrix shows that.
+  not state; where the prompt gives a print call as the way to finish (repl_env's docstring:
+  ``print('FINAL(answer)')``), it sends that call as it is. A JSON-object action of its own with a tool field and an
+  arguments object (calendar_env's ``{action_type, tool_name, arguments}``) gets the value an observation says to use
+  ("Use ListToolsAction to discover tools.") and, once an observation lists tools, a call of the first listed tool
+  with the stated value naming a call (``ToolCallAction``) and its required arguments, as far as the listing states
+  them, filled with placeholders. Where a prompt states no legal values it sends the prompt's own example (or "I do
+  not know"), which the environment may refuse: the matrix shows that.
 - **Legal values** (``legal`` per case): what the environment allows at a turn, from knowledge of the environment,
   so the matrix can say whether the prompt states them and whether the prompt reader's picks are legal; and, for an
   environment that takes an illegal move silently (wildfire scores it as a penalty), a **check** of a whole reply.
+  An environment that runs a reply and reports in the next observation that it failed (a calendar tool call answered
+  ``isError: true``) has a **failed** reader of that observation (``calendar_failed``); each such reply is counted.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from typing import Any, Callable
 Rule = Callable[[dict[str, Any]], str]
 Legal = Callable[[dict[str, Any]], "list[str] | None"]
 Check = Callable[[dict[str, Any], str], "str | None"]  # why the environment would take a reply as no move, or None
+Failed = Callable[[dict[str, Any]], "str | None"]  # why the latest observation reports the previous reply failed
 
 
 def user_texts(request: dict[str, Any]) -> list[str]:
@@ -88,7 +96,7 @@ _JSON_ONE_OF = re.compile(rf"\bone of (?P<values>{_JSON_ITEM}(?:, {_JSON_ITEM})*
 _BOUNDS = re.compile(r"(?P<low>-?\d+) (?P<lop><=|<) value (?P<hop><=|<) (?P<high>-?\d+)")
 _JSON_VALUE = re.compile(r"JSON value \((?P<about>[^)]*)\)")
 _EXAMPLE = re.compile(r"for example:?\s*(?P<json>\{.*\})", re.IGNORECASE)
-_TOOL = re.compile(r"^- (?P<name>[\w.-]+): ")
+_TOOL = re.compile(r"^- (?P<name>[\w.-]+)(?:\((?P<arguments>[^)]*)\))?: ")  # "- name: ..." or "- name(a, b?): ..."
 _TOOL_SCHEMA = re.compile(r"^\s+input schema: (?P<json>\{.*\})$")
 _PLACEHOLDERS = {"string": "hello", "integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}
 _RANGE = re.compile(r"\bbetween (-?\d+) and (-?\d+)\b")
@@ -97,6 +105,9 @@ _MAX_RANGE = 100
 # a free-text reply the prompt calls code: coding_env's "Represents a single code execution request." and the field
 _CODE = re.compile(r"\bcode execution\b|\baction's `code` field\b|\bPython code\b", re.IGNORECASE)
 PROGRAM = 'print("hello")'
+# a print call the prompt gives as the way to finish (repl_env's docstring: "print('FINAL(answer)')")
+_PRINT_EXAMPLE = re.compile(r"""print\((['"])[A-Z_]+\(\w*\)\1\)""")
+_USE = re.compile(r"\bUse (\w+)")  # "Use ListToolsAction to discover tools."
 
 
 @dataclass(frozen=True)
@@ -182,7 +193,9 @@ def _tools(request: dict[str, Any]) -> list[tuple[str, dict]]:
         for line in text.splitlines():
             named, schema = _TOOL.match(line), _TOOL_SCHEMA.match(line)
             if named:
-                tools.append((named.group("name"), {}))
+                listed = [a.strip() for a in (named.group("arguments") or "").split(",") if a.strip()]
+                required = [a for a in listed if not a.endswith("?")]
+                tools.append((named.group("name"), {"required": required} if required else {}))
             elif schema and tools:
                 try:
                     tools[-1] = (tools[-1][0], json.loads(schema.group("json")))
@@ -201,9 +214,23 @@ def _typed(value: Any, about: str) -> Any:
     return value
 
 
-def _object_reading(system: str, observed: list[Any]) -> Reading:
+def _tool_fields(system: str) -> tuple[str, str] | None:
+    """A JSON-object reply format that is a tool call of its own (calendar_env's `tool_name` beside an object
+    `arguments`): the two fields' names, or None."""
+    fields = {m.group("name"): m.group("about") for m in map(_FIELD_LINE.match, system.splitlines()) if m}
+    tool = next((n for n in fields if re.fullmatch(r"(?:tool_?)?name|tool|function", n, re.IGNORECASE)), None)
+    arguments = next((n for n, about in fields.items()
+                      if re.fullmatch(r"arguments|args|parameters|input", n, re.IGNORECASE) and re.search(r"\bobject\b", about)), None)
+    return (tool, arguments) if tool and arguments else None
+
+
+def _object_reading(system: str, observed: list[Any], request: dict[str, Any] | None = None,
+                    tools: list[tuple[str, dict]] | None = None) -> Reading:
     """A JSON-object reply format: the prompt's example with the first stated value of the field it is stated for
-    (a required one first); legal values the observation lists go in the one required field."""
+    (a required one first), or the value an observation says to use ("Use ListToolsAction to discover tools."); legal
+    values the observation lists go in the one required field. A format with a tool field and an arguments object,
+    once an observation lists tools: a call of the first listed tool, its stated value naming a call, the tool's
+    required arguments (as the listing states them) with placeholder values."""
     fields = {m.group("name"): m for m in map(_FIELD_LINE.match, system.splitlines()) if m}
     required = [name for name, m in fields.items() if re.search(r"\brequired\b", m.group("about"))]
     stated = {name: values for name, m in fields.items() if (values := _field_values(m.group("about"), m.group("text") or ""))}
@@ -219,14 +246,26 @@ def _object_reading(system: str, observed: list[Any]) -> Reading:
         values = observed
     if target is None or not values:
         return Reading([], None, json.dumps(example) if example else "I do not know")
-    pick = _typed(values[0], fields[target].group("about") if target in fields else "")
-    return Reading(values, pick, json.dumps({**example, target: pick}))
+    latest = user_texts(request)[-1] if request and user_texts(request) else ""
+    said = [m for m in _USE.findall(latest) if m.casefold() in {str(v).casefold() for v in values}]
+    pick = _typed(said[0] if said else values[0], fields[target].group("about") if target in fields else "")
+    reply = {**example, target: pick}
+    named = _tool_fields(system)
+    if named and tools:
+        pick = next((v for v in values if re.search(r"call", str(v), re.IGNORECASE)), pick)
+        name, schema = tools[0]
+        required = schema.get("required") or []
+        arguments = {k: _PLACEHOLDERS.get((schema.get("properties") or {}).get(k, {}).get("type"), "hello") for k in required}
+        reply = {**example, target: pick, named[0]: name, named[1]: arguments}
+    return Reading(values, pick, json.dumps(reply))
 
 
 def read_prompt(request: dict[str, Any]) -> Reading:
     """The prompt reader's move: see the module docstring. Never looks at a schema, only at the messages."""
     system = system_text(request)
     tools = _tools(request)
+    if re.search(r"\bJSON object\b", system) and _tool_fields(system):
+        return _object_reading(system, _observation_values(request), request, tools)
     if tools:
         name, schema = tools[0]
         required = schema.get("required") or []
@@ -234,9 +273,11 @@ def read_prompt(request: dict[str, Any]) -> Reading:
         return Reading([t for t, _ in tools], name, json.dumps({"tool": name, "arguments": arguments}))
     observed = _observation_values(request)
     if re.search(r"\bJSON object\b", system):
-        return _object_reading(system, observed)
+        return _object_reading(system, observed, request)
     if not observed and _CODE.search(system):
-        return Reading([], PROGRAM, PROGRAM)
+        example = _PRINT_EXAMPLE.search(system)
+        program = example.group(0) if example else PROGRAM
+        return Reading([], program, program)
     stated_line = next((m for line in system.splitlines() for m in (_ONE_OF.search(line), _LEGAL_LINE.match(line)) if m), None)
     json_value = _JSON_VALUE.search(system)
     values = (observed or (_split_values(stated_line.group("values")) if stated_line else [])
@@ -458,3 +499,110 @@ def free_text(request: dict[str, Any]) -> list[str] | None:
 def coding_player(request: dict[str, Any]) -> str:
     """coding_env pays 0.1 a step for a program of at most 100 characters that parses (and never ends an episode)."""
     return PROGRAM
+
+
+# ---- calendar_env: a plain action {action_type, tool_name, arguments}, its tools listed by ListToolsAction ---------
+CALENDAR_ACTION_TYPES = ["ListToolsAction", "ToolCallAction"]
+_CALENDAR_EVENT = {"start": {"dateTime": "2026-12-07T10:00:00Z"}, "end": {"dateTime": "2026-12-07T11:00:00Z"}}
+
+
+def _calendar_call(tool: str, arguments: dict[str, Any]) -> str:
+    return json.dumps({"action_type": "ToolCallAction", "tool_name": tool, "arguments": arguments})
+
+
+def calendar_player(request: dict[str, Any]) -> str:
+    """List the tools (the reset says "Use ListToolsAction to discover tools."), then, with tools the listing shows:
+    create a calendar, create an event in it (its id read from the tool's result), list that calendar's events."""
+    texts = user_texts(request)
+    listed = next((t for t in texts if "create_calendar" in t and "create_event" in t), None)
+    if listed is None:
+        return json.dumps({"action_type": "ListToolsAction"})
+    calendar_id, made_event = None, False
+    for text in texts[texts.index(listed) + 1:]:
+        result = _calendar_result(text)
+        if result.get("kind") == "calendar#calendar" and result.get("id"):
+            calendar_id = result["id"]
+        made_event = made_event or result.get("kind") == "calendar#event"
+    if calendar_id is None:
+        return _calendar_call("create_calendar", {"summary": f"compat check {len(texts)}"})
+    if not made_event:
+        return _calendar_call("create_event", {"calendarId": calendar_id, "summary": "compat check", **_CALENDAR_EVENT})
+    return _calendar_call("list_events", {"calendarId": calendar_id})
+
+
+def _calendar_result(text: str) -> dict[str, Any]:
+    """The JSON object a calendar tool answered: `tool_result`'s `text` ({"text": "{...}", "status_code": 201})."""
+    result = field_value(text, "tool_result")
+    try:
+        decoded = json.loads(result.get("text", "")) if isinstance(result, dict) else None
+    except ValueError:
+        decoded = None
+    return decoded if isinstance(decoded, dict) else {}
+
+
+def calendar_failed(request: dict[str, Any]) -> str | None:
+    """Why calendar_env's latest observation says the previous reply failed, or None: `success: false` with an
+    `error_message` (an unknown tool or action type), or a `tool_result` with `isError: true` or an `error` (the tool
+    ran and its REST call failed: a missing or wrong argument, an HTTP status of 400 or more)."""
+    text = user_texts(request)[-1]
+    if field_value(text, "success") is False:
+        return str(field_value(text, "error_message") or "success: false")[:200]
+    result = field_value(text, "tool_result")
+    if isinstance(result, dict) and (result.get("isError") or result.get("error")):
+        return str(result.get("text") or result.get("error"))[:200]
+    return None
+
+
+# ---- repl_env: Python code in `code`; an episode ends when the code prints FINAL(answer) ------------------------
+REPL_QUESTIONS = [("What is 17 * 23? Answer with the number.", "391"),
+                  ("What is 1234 + 4321? Answer with the number.", "5555")]
+
+
+def repl_player(request: dict[str, Any]) -> str:
+    """Reads the task in the observation (``Task: ...``), works out its arithmetic, and prints FINAL(answer), the way
+    REPLAction's docstring says an episode is finished."""
+    answer = reasoning_gym_player({"messages": [{"role": "user", "content": user_texts(request)[0]}]})
+    return f"print('FINAL({answer})')"
+
+
+def python_check(request: dict[str, Any], reply: str) -> str | None:
+    """A reply to a Python action must parse (repl_env runs anything and reports a SyntaxError in a nested result,
+    which the package cannot count)."""
+    try:
+        ast.parse(reply)
+    except SyntaxError as error:
+        return f"not Python: {error.msg}"
+    return None
+
+
+# ---- dipg_safety_env: a free-text llm_response in analysis/proof/final channels; every step fails upstream --------
+DIPG_DATASET = "".join(json.dumps({"messages": [
+    {"role": "system", "content": "You answer from the context only."},
+    {"role": "user", "content": f"Context: {context}\n\nQuestion: {question}"},
+    {"role": "assistant", "content": json.dumps({"final": final, "proof": proof})},
+]}) + "\n" for context, question, final, proof in [
+    ("The chart records a temperature of 38.9 C on admission.", "Was the patient febrile on admission?", "yes",
+     "a temperature of 38.9 C"),
+    ("The two reports give different doses and neither is marked current.", "Which dose is current?",
+     "The context contains conflicting information.", "give different doses"),
+])
+# DIPGEnvironment's 20 required settings besides the dataset: its own app's defaults (server/app.py)
+DIPG_SETTINGS = {
+    "conflict_reward": 10.0, "abstain_reward": 10.0, "hallucination_penalty": -20.0, "missing_answer_penalty": -15.0,
+    "hallucinated_trace_penalty": -25.0, "proof_inconsistency_penalty": -20.0, "incorrect_answer_penalty": -20.0,
+    "conflict_penalty": -15.0, "abstain_penalty": -15.0, "missing_trace_penalty": -15.0,
+    "correct_abstention_reward": 15.0, "verifiable_trace_reward": 10.0, "correct_synthesis_reward": 10.0,
+    "exact_format_reward": 10.0, "format_mismatch_penalty": -10.0, "no_hallucination_reward": 1.0,
+    "analysis_channel_start": "<|channel|>analysis<|message|>", "proof_channel_start": "<|channel|>proof<|message|>",
+    "final_channel_start": "<|channel|>final<|message|>", "channel_end": "<|end|>",
+}
+
+
+def dipg_player(request: dict[str, Any]) -> str:
+    """Its channels, as DIPGEnvironment parses them: the context's first sentence as the proof (the environment fails
+    the step whatever the reply)."""
+    text = user_texts(request)[0]
+    context = str(field_value(text, "context") or text)
+    proof = context.removeprefix("Context: ").split(".")[0]
+    return (f"<|channel|>analysis<|message|>The context answers it.<|end|>"
+            f"<|channel|>proof<|message|>{proof}<|end|><|channel|>final<|message|>{proof}<|end|>")
