@@ -9,12 +9,16 @@ through :class:`EnvironmentSetup`, so their task lists, splits and checks cannot
         tasks = setup.sampler_tasks(split.name, family_field=family.name, family_setting="--family-field")
         protocol = setup.protocol(PromptSettings(), action_setting="--action-field")  # or any config that carries them
         note = setup.check_reset_sync(split.name, len(tasks), setting="--no-reset-check")   # None, or a warning to show
+
+Every consumer runs that sequence through one call, :meth:`EnvironmentSetup.prepare`, with its own names for the
+settings (:class:`SettingNames`), so the split checked is the split chosen and the errors read alike everywhere.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from openenv_prime.client.prompts import own_system
 from openenv_prime.client.prompts.prompting import PromptSettings
@@ -29,6 +33,36 @@ from openenv_prime.client.wire.taskapi import TaskAPIClient
 from openenv_prime.samplers.task import Task
 
 _UNSET: Any = object()
+
+
+@dataclass(frozen=True)
+class SettingNames:
+    """How a consumer's user spells each setting the setup can name in an error or a note."""
+
+    split: str
+    family_field: str
+    action_field: str
+    check_reset: str
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What :meth:`EnvironmentSetup.prepare` found: the split played and the family field, the tasks (all of the split,
+    or those ``choose`` kept) with each one's reset arguments by index, the protocol, how the split and the family
+    field were chosen when the caller left them open (``choices``) and what the reset check noticed (``warnings``)."""
+
+    env_name: str
+    split: str
+    family_field: str | None
+    tasks: list[Task]
+    resets: dict[int, dict[str, Any]]
+    protocol: EpisodeProtocol
+    choices: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        return [*self.choices, *self.warnings]
 
 
 class EnvironmentSetup:
@@ -108,6 +142,31 @@ class EnvironmentSetup:
         """:meth:`check_reset` from synchronous code."""
         return check_reset_plays_tasks_sync(self.base_url, self.source, split, num_tasks, extra=extra, timeout=timeout,
                                             skip_setting=setting)
+
+    def prepare(self, split: str | None, settings: Any, names: SettingNames, *,
+                choose: Callable[[list[Task]], list[Task]] | None = None) -> Prepared:
+        """The one setup sequence: the split (``split``, or the test split by rule), its family field
+        (``settings.family_field``), its tasks (those ``choose`` keeps, when given), their reset arguments, the reset
+        check on the split chosen (``settings.check_reset``, with ``settings.reset_kwargs``), and the protocol
+        (``settings`` is a config that carries the prompt settings). A split without tasks is a ValueError naming
+        ``names.split``."""
+        chosen = self.choose_split(split, setting=names.split)
+        family = self.family_field(chosen.name, settings.family_field)
+        choices = [note for note in (chosen.note, family.note(names.family_field)) if note]
+        everything = self.sampler_tasks(chosen.name, family_field=family.name, family_setting=names.family_field)
+        protocol = self.protocol(settings, action_setting=names.action_field)
+        tasks = choose(everything) if choose is not None else everything
+        if not tasks:
+            source = self.source
+            raise ValueError(f"{names.split}: split {chosen.name!r} of {source.env_name!r} ({source.kind} {source.where}) "
+                             "has no tasks; choose another split")
+        warnings = []
+        if settings.check_reset:
+            note = self.check_reset_sync(chosen.name, len(everything), setting=names.check_reset,
+                                         extra=settings.reset_kwargs, timeout=settings.timeout)
+            warnings = [note] if note is not None else []
+        resets = {task.index: self.reset_kwargs(task.split, task.index) for task in tasks}
+        return Prepared(self.env_name, chosen.name, family.name, tasks, resets, protocol, choices, warnings)
 
     def close(self) -> None:
         self.source.close()

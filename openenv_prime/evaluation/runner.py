@@ -23,7 +23,7 @@ from typing import Any
 from openenv_prime.client.engine.episode import Episode, play_in_waves
 from openenv_prime.client.engine.failures import EnvironmentFailing, ErrorStreak, never_ending
 from openenv_prime.client.prompts.render import EpisodeProtocol
-from openenv_prime.client.setup import EnvironmentSetup
+from openenv_prime.client.setup import EnvironmentSetup, SettingNames
 from openenv_prime.client.wire.session_pool import SessionPool
 from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.policy import Policy
@@ -111,25 +111,15 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, settings: dict[s
 
 def _plan(config: EvalConfig, names: dict[str, str]) -> _Plan:
     """The chosen tasks, the reset arguments of each (by index), the protocol, the split and family field played
-    (and how each was chosen when the config left it open), and warnings about the server; ``names``: how the user
-    sets each field, for the messages."""
+    (and how each was chosen when the config left it open), and warnings about the server, by the setup path every
+    consumer takes (:meth:`EnvironmentSetup.prepare`); ``names``: how the user sets each field, for the messages."""
+    named = SettingNames(split=names["split"], family_field=names["family_field"], action_field=names["action_field"],
+                         check_reset=names["check_reset"])
     with EnvironmentSetup(config.base_url, tasks=config.tasks, env_name=config.env_name, timeout=config.timeout) as setup:
-        split = setup.choose_split(config.split, setting=names["split"])
-        family = setup.family_field(split.name, config.family_field)
-        choices = [note for note in (split.note, family.note(names["family_field"])) if note]
-        all_tasks = setup.sampler_tasks(split.name, family_field=family.name, family_setting=names["family_field"])
-        protocol = setup.protocol(config, action_setting=names["action_field"])
-        chosen = choose_tasks(all_tasks, config.per_family, config.seed, config.families)
-        if not chosen:
-            source = setup.source
-            raise ValueError(f"split {split.name!r} of {source.env_name!r} ({source.kind} {source.where}) has no tasks to evaluate")
-        notes = []
-        if config.check_reset:
-            note = setup.check_reset_sync(split.name, len(all_tasks), setting=names["check_reset"], extra=config.reset_kwargs,
-                                          timeout=config.timeout)
-            notes = [note] if note is not None else []
-        reset_kwargs = {task.index: setup.reset_kwargs(task.split, task.index) for task in chosen}
-        return _Plan(setup.env_name, chosen, reset_kwargs, protocol, notes, split.name, family.name, choices)
+        found = setup.prepare(config.split, config, named,
+                              choose=lambda tasks: choose_tasks(tasks, config.per_family, config.seed, config.families))
+    return _Plan(found.env_name, found.tasks, found.resets, found.protocol, found.warnings, found.split,
+                 found.family_field, found.choices)
 
 
 def _task_key(task: Task, config: EvalConfig) -> str:

@@ -9,11 +9,11 @@ from __future__ import annotations
 import tomllib
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from openenv_prime.client.engine.episode_settings import EpisodeSettings
+from openenv_prime.client.engine.episode_settings import EpisodeSettings, ResetArguments
 from openenv_prime.client.prompts.prompting import PromptSettings
 from openenv_prime.client.wire.urls import http_base
 
@@ -93,11 +93,14 @@ class SamplerConfig(_Section):
     log_keys: int = Field(32, ge=0)
 
 
-class EnvironmentConfig(_Section, PromptSettings, EpisodeSettings):
+class EnvironmentConfig(_Section, PromptSettings, EpisodeSettings, ResetArguments):
+    reset_choices: ClassVar[str] = ("choose the split with environment.train_split and put per-task reset arguments "
+                                    "in a task list (environment.tasks)")
     # What the model is shown (observation_template, observation_budget, prompt_budget, hidden_fields, action_field,
     # action_fields) is the client's PromptSettings, and how episodes are played and scored (max_steps,
     # max_invalid_actions, reward_mode, reward_clip, invalid_flags, invalid_flags_in_state, invalid_errors; .rules()) its
-    # EpisodeSettings: the same keys as in eval and the verifiers taskset.
+    # EpisodeSettings: the same keys as in eval and the verifiers taskset; reset_kwargs (ResetArguments) are extra
+    # arguments for every reset, as in eval and TRL.
     # Base URL of any OpenEnv server with the Task API; empty = start the embedded server below.
     base_url: str = ""
     # A task list (JSONL, one task a line with its reset arguments) for a server without a Task API; its

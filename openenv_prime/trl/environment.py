@@ -15,11 +15,16 @@ from typing import Sequence
 from openenv_prime.client.engine.episode import Episode, play_in_waves
 from openenv_prime.client.engine.failures import ErrorStreak, never_ending
 from openenv_prime.client.prompts.render import EpisodeProtocol
-from openenv_prime.client.setup import EnvironmentSetup
+from openenv_prime.client.setup import EnvironmentSetup, SettingNames
 from openenv_prime.client.wire.session_pool import SessionPool
 from openenv_prime.samplers.task import Task
 from openenv_prime.trl.config import OpenEnvTRLConfig
 from openenv_prime.trl.loop import EventLoopThread
+
+
+TRL_SETUP_NAMES = SettingNames(split="train_split", family_field="family_field", action_field="action_field",
+                             check_reset="OpenEnvTRLConfig(check_reset=False)")
+"""How a TRL user sets what the setup names in its errors and notes."""
 
 
 class TaskEnvironment:
@@ -28,22 +33,14 @@ class TaskEnvironment:
     def __init__(self, config: OpenEnvTRLConfig):
         self.config = config
         with EnvironmentSetup(config.base_url, tasks=config.tasks, env_name=config.env_name, timeout=config.timeout) as setup:
-            split = setup.choose_split(config.train_split, setting="train_split").name
-            family = setup.family_field(split, config.family_field)
-            if family.note("family_field"):
-                print(f"note: {family.note('family_field')}", file=sys.stderr)
-            self.tasks = setup.sampler_tasks(split, family_field=family.name, family_setting="family_field")
-            if not self.tasks:
-                raise ValueError(f"train_split {split!r} of {setup.env_name!r} has no tasks; choose another train_split")
-            self._resets = {task.index: setup.reset_kwargs(task.split, task.index) for task in self.tasks}
-            if config.check_reset:
-                note = setup.check_reset_sync(split, len(self.tasks), setting="OpenEnvTRLConfig(check_reset=False)",
-                                              extra=config.reset_kwargs, timeout=config.timeout)
-                if note is not None:
-                    print(f"note: {note}", file=sys.stderr)
-            self.protocol: EpisodeProtocol = setup.protocol(config, action_setting="action_field")
-            self.env_name = setup.env_name
-        self.family_field = family.name
+            found = setup.prepare(config.train_split, config, TRL_SETUP_NAMES)
+        for note in found.notes:
+            print(f"note: {note}", file=sys.stderr)
+        self.tasks = found.tasks
+        self._resets = found.resets
+        self.protocol: EpisodeProtocol = found.protocol
+        self.env_name = found.env_name
+        self.family_field = found.family_field
         self.rules = config.rules()
         self.sockets = EventLoopThread()
         self.pool = SessionPool(config.base_url, timeout=config.timeout)

@@ -66,9 +66,11 @@ def never_ending(episodes: Iterable[Any], *, action_setting: str) -> str | None:
         filled = "tool calls"
         left = ""
     else:
-        filled = ", ".join(f"`{name}`" for name in actions.fields)
-        left = (f"; left to the server's defaults: {', '.join(f'`{name}`' for name in actions.settings)}"
-                if actions.settings else "")
+        names = [actions.field] if actions.field is not None else list(actions.fields)  # a bare reply fills one
+        filled = ", ".join(f"`{name}`" for name in names)
+        left = [name for name in [*actions.fields, *actions.settings] if name not in names]
+        left = f"; the action's other fields: {', '.join(f'`{name}`' for name in left)}" if left else ""
     return (f"no episode ended before the step limit ({limit} steps) and no reply was invalid: the environment took "
-            f"every reply and never finished an episode. The replies filled {filled}{left}. If another field carries "
-            f"the move, name it with {action_setting}")
+            f"every reply and never finished an episode. Either it ends episodes only at a step limit (then nothing is "
+            f"wrong), or the replies land where they do not make a move: they filled {filled}{left}. If another field "
+            f"carries the move, name it with {action_setting}")

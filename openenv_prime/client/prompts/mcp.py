@@ -78,8 +78,8 @@ def is_tool_list(value: Any) -> bool:
 def tools_text(tools: list[Tool], budget: int | None = None) -> str:
     """The tool list as the model sees it, as much as fits in ``budget`` characters, in this order of priority:
     every tool's input schema in full; else each tool with its argument names and the first sentence of its
-    description; else the name and that sentence; else the names alone (as many as fit). A last line says what was
-    left out and how to see it."""
+    description; else with its required arguments only; else the name and that sentence; else the names alone (as
+    many as fit). A last line says what was left out and how to see it."""
     if not tools:
         return "The environment lists no tools."
     for level, left_out, legend in _LEVELS:
@@ -114,6 +114,13 @@ def _with_arguments(tool: Tool) -> list[str]:
     return [f"- {tool.name}({arguments}): {_first_sentence(tool.description)}"]
 
 
+def _with_required(tool: Tool) -> list[str]:
+    properties = tool.input_schema.get("properties") if isinstance(tool.input_schema.get("properties"), dict) else {}
+    required = [name for name in properties if name in set(tool.input_schema.get("required") or [])]
+    more = ", ..." if len(required) < len(properties) else ""
+    return [f"- {tool.name}({', '.join(required)}{more}): {_first_sentence(tool.description)}"]
+
+
 def _one_line(tool: Tool) -> list[str]:
     return [f"- {tool.name}: {_first_sentence(tool.description)}"]
 
@@ -124,6 +131,7 @@ def _names(tool: Tool) -> list[str]:
 
 _LEVELS = ((_full, "", ""),
            (_with_arguments, "full descriptions and input schemas", " An argument marked ? is optional."),
+           (_with_required, "optional arguments (...), full descriptions and input schemas", ""),
            (_one_line, "arguments, full descriptions and input schemas", ""),
            (_names, "descriptions and input schemas", ""))
 

@@ -31,6 +31,7 @@ def eval_config(config: TrainConfig, parts: TrainerParts) -> EvalConfig:
     return EvalConfig(
         base_url=parts.base_url, env_name=parts.env_name, tasks=env.tasks, split=env.test_split, per_family=ev.tasks_per_family,
         seed=config.seed, family_field=env.family_field, system_prompt=config.grpo.system_prompt,
+        reset_kwargs=env.reset_kwargs,
         **env.prompt_fields(), **env.episode_fields(),
         max_concurrency=min(32, env.max_sessions), timeout=env.timeout, check_reset=env.check_reset,
     )

@@ -8,15 +8,22 @@ and the action protocol.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from openenv_prime.client.setup import SettingNames
 from openenv_prime.mlx_trainer.config import EnvironmentConfig, TrainConfig
 from openenv_prime.mlx_trainer.errors import TrainingError
 from openenv_prime.mlx_trainer.rollouts.runner import EpisodeRunner
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
+
+
+TRAINER_SETUP_NAMES = SettingNames(split="environment.train_split", family_field="environment.family_field",
+                             action_field="environment.action_field", check_reset="environment.check_reset = false")
+"""How the trainer's TOML spells what the setup names in its errors and notes."""
 
 
 @dataclass(frozen=True)
@@ -47,11 +54,6 @@ def environment_url(env: EnvironmentConfig) -> Iterator[str]:
         yield url
 
 
-def _note(text: str | None) -> None:
-    if text is not None:
-        print(f"note: {text}", file=sys.stderr)
-
-
 async def build_parts(config: TrainConfig, base_url: str, mlx: MainThreadMLX, sampler_kwargs: dict[str, Any],
                       sampler_wrapper: Callable[[Any], Any] | None = None) -> TrainerParts:
     """Load the model (on the main thread), read the environment's tasks, and build the sampler over them with
@@ -63,28 +65,24 @@ async def build_parts(config: TrainConfig, base_url: str, mlx: MainThreadMLX, sa
 
     env = config.environment
     model, tokenizer, optimizer = await mlx.run(load_trainable, config)
-    with EnvironmentSetup(base_url, tasks=env.tasks, env_name=env.env_name, timeout=env.timeout) as setup:
-        split = setup.choose_split(env.train_split, setting="environment.train_split").name
-        family = setup.family_field(split, env.family_field)
-        _note(family.note("environment.family_field"))
-        tasks = setup.sampler_tasks(split, family_field=family.name, family_setting="environment.family_field")
-        resets = {task.index: setup.reset_kwargs(task.split, task.index) for task in tasks}
-        if env.check_reset:
-            _note(await setup.check_reset(env.train_split, len(tasks), setting="environment.check_reset = false",
-                                          timeout=env.timeout))
-        protocol = setup.protocol(env, action_setting="environment.action_field")
-        env_name = setup.env_name
-    if not tasks:
-        raise TrainingError(f"environment.train_split {env.train_split!r} has no tasks in {env.tasks or base_url}")
+
+    def prepare():
+        with EnvironmentSetup(base_url, tasks=env.tasks, env_name=env.env_name, timeout=env.timeout) as setup:
+            return setup.prepare(env.train_split, env, TRAINER_SETUP_NAMES)
+
+    found = await asyncio.to_thread(prepare)  # the setup's HTTP calls and its reset check are synchronous
+    for note in found.notes:
+        print(f"note: {note}", file=sys.stderr)
     try:
-        sampler = make_sampler(config.sampler.name, tasks, **sampler_kwargs)
+        sampler = make_sampler(config.sampler.name, found.tasks, **sampler_kwargs)
     except (TypeError, ValueError) as err:
         raise TrainingError(f"sampler.kwargs: {err}; see the {config.sampler.name} sampler's arguments") from None
+    resets = found.resets
     runner = EpisodeRunner(
-        model, Renderer(tokenizer, config.grpo.system_prompt, protocol=protocol), mlx, base_url,
+        model, Renderer(tokenizer, config.grpo.system_prompt, protocol=found.protocol), mlx, base_url,
         max_sessions=min(env.max_sessions, config.grpo.group_size * config.grpo.tasks_per_step),
         max_new_tokens=config.grpo.max_new_tokens, temperature=config.grpo.temperature,
-        rules=env.rules(), timeout=env.timeout, reset_kwargs=lambda task: resets[task.index],
+        rules=env.rules(), timeout=env.timeout, reset_kwargs=lambda task: {**env.reset_kwargs, **resets[task.index]},
     )
     return TrainerParts(model, tokenizer, optimizer, sampler_wrapper(sampler) if sampler_wrapper else sampler, runner,
-                        env_name, base_url, mlx)
+                        found.env_name, base_url, mlx)
