@@ -1,4 +1,4 @@
-"""When a training loop evaluates: the RFC's ``EvalSchedule``.
+"""When a training loop evaluates: the ``EvalSchedule`` of OpenEnv RFC 013 ("Task sampling and in-training evaluation").
 
 A step is the number of optimizer steps done (0 is before the first). The schedule is pure arithmetic on that
 number, so every loop (a plain Python loop, the MLX trainer, a TRL callback) evaluates at the same steps for the same

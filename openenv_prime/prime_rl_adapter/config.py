@@ -26,7 +26,7 @@ class AdapterConfig(BaseModel):
     success_threshold: float | None = Field(None, allow_inf_nan=False)
     """Binarize rewards before `update` (reward >= threshold -> 1.0, else 0.0); None keeps them."""
     cost: Literal["total_tokens", "output_tokens"] = "output_tokens"
-    """A rollout's cost: the completion tokens of all its model calls (the RFC's cost, the generated ids), or
+    """A rollout's cost: the completion tokens of all its model calls (the cost of OpenEnv RFC 013, the generated ids), or
     prompt + completion tokens ("total_tokens", what the inference server processed). The sampler reports cost; it
     never weights by it."""
     refill: int = Field(1, ge=1)

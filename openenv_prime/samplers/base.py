@@ -9,9 +9,9 @@ from openenv_prime.samplers.task import Task
 
 @runtime_checkable
 class TaskSampler(Protocol):
-    """The RFC's five methods, what every trainer here drives. A sampler may offer more (this package's samplers add
-    ``key_metrics``, per-key metrics for the trainers' logs, and ``probabilities``); a trainer checks for those
-    before it calls them."""
+    """The five methods of OpenEnv RFC 013 ("Task sampling and in-training evaluation"), what every trainer drives.
+    A sampler may offer more (this package's samplers add ``key_metrics``, per-key metrics for the trainers' logs, and
+    ``probabilities``); a trainer checks for those before it calls them."""
 
     def sample(self, n: int) -> list[Task]:
         """Draw ``n`` tasks. Never waits for updates."""

@@ -65,7 +65,7 @@ class OpenEnvCallback(TrainerCallback):
         control.should_log = step_logs  # logging the eval cleared it: the step's own log line must still be written
 
     def on_train_end(self, args, state, control, **kwargs):
-        self.openenv.env.sockets.run(self.openenv.env.pool.close())
+        self.openenv.env.close_sessions()
 
     def _same_everywhere(self, rows: dict[str, Any], step: int) -> None:
         with self.openenv.timers.time("rows"):
@@ -79,7 +79,7 @@ class OpenEnvCallback(TrainerCallback):
             return
         self._same_everywhere(self.openenv.rows.state_dict(), step)
         replicas = self.openenv.rows.replicas
-        self.openenv.env.sockets.run(self.openenv.env.pool.close())  # the eval opens its own sessions
+        self.openenv.env.close_sessions()  # the eval opens its own sessions
         with timers.time("eval"), self._model_for_generation() as (model, sharded):
             policy = TransformersPolicy(model, tokenizer, max_new_tokens=self.max_new_tokens)
             lockstep = sharded if self.lockstep is None else self.lockstep

@@ -19,7 +19,7 @@ from openenv_prime.client.setup import EnvironmentSetup, SettingNames
 from openenv_prime.client.wire.session_pool import SessionPool
 from openenv_prime.samplers.task import Task
 from openenv_prime.trl.config import OpenEnvTRLConfig
-from openenv_prime.trl.loop import EventLoopThread
+from openenv_prime.trl.socket_thread import EventLoopThread
 
 
 TRL_SETUP_NAMES = SettingNames(split="train_split", family_field="family_field", action_field="action_field",
@@ -86,6 +86,10 @@ class TaskEnvironment:
         if silent and not self._warned:
             print(f"warning: {silent}", file=sys.stderr)
             self._warned = True
+
+    def close_sessions(self) -> None:
+        """Close the kept sockets (before an eval opens its own, and when training ends); new ones open on demand."""
+        self.sockets.run(self.pool.close())
 
     def close(self) -> None:
         if not self.sockets.loop.is_closed():

@@ -158,3 +158,15 @@ def test_differences_in_lists_long_strings_and_missing_fields_show_both_values()
     assert "secret 7" in text and "secret 9" in text and len(text) < 260
     assert first_difference({"a": 1}, {"a": 1, "b": [2]}).describe() == "`b` was absent then [2]"
     assert first_difference([1, 2], [1, 2, 3]).describe() == "`[2]` was absent then 3"
+
+
+def test_an_episode_id_the_environment_draws_itself_is_no_difference():
+    """calendar_env puts a fresh UUID in its reset metadata whatever episode_id it is given: not a random task."""
+    from openenv_prime.client.tasks.resetcheck import _Start, _start_difference
+
+    def start(uuid: str, text: str) -> _Start:
+        return _Start(0, {}, {"text": text, "metadata": {"episode_id": uuid, "tools": 3}}, {"episode_id": uuid})
+
+    assert _start_difference(start("a1", "hi"), start("b2", "hi")) is None
+    where, difference = _start_difference(start("a1", "hi"), start("b2", "ho"))
+    assert (where, difference.path) == ("observation", "text")
