@@ -31,6 +31,8 @@ DOC_URL = "http://127.0.0.1:8000"
 REMOTE_URL = "https://my-env.example.org"  # the doc's server without a Task API
 TOOL_RUN = {"max_steps": 2, "save_steps": 2, "per_device_train_batch_size": 8, "max_completion_length": 32,
             "per_family": 2}  # the tool-mode script's run, shortened: a tool-loop step of the tiny model is slow
+SHORT_RUN = {"max_steps": 2, "save_steps": 2, "every": 2, "per_family": 2}  # the variant without a Task API: the
+# same script but one statement, so a short run shows it trains from the task list; the full run is the main test's
 RUN_GUARD_S = 900  # a hang guard for a training run, not a speed limit
 
 
@@ -219,7 +221,7 @@ def test_the_script_trains_on_a_server_without_a_task_api_from_the_task_list(wor
 
     assert httpx.get(f"{plain_server}/my_env/splits").status_code != 200  # no Task API
     (changed,) = [b.code for b in section_blocks() if b.lang == "python" and REMOTE_URL in b.code]
-    code = with_statement(doc_files()["train.py"], changed, "openenv")
+    code = with_keywords(with_statement(doc_files()["train.py"], changed, "openenv"), SHORT_RUN)
     assert 'tasks="tasks.jsonl"' in code and DOC_URL not in code
     run_script(code.replace(REMOTE_URL, plain_server), tmp_path, workdir, tiny_dir)
     check_run(tmp_path / "runs" / "my-env", code, tasks)
