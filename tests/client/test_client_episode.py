@@ -167,6 +167,9 @@ def test_replies_must_answer_every_open_episode(rules_server):
     ({"stderr": "Traceback (most recent call last):", "exit_code": 0}, {}, False),  # a warning printed, exit 0
     ({"error": "", "exception": None}, {"error": {"message": "tool failed"}}, False),  # empty, or an object (MCP)
     ({"state": {"error": "deep in a game's state"}}, {}, False),  # the top level only
+    ({"success": True, "tool_result": {"text": "summary is required", "isError": True}}, {}, True),  # calendar_env
+    ({"success": True, "tool_result": {"text": "created", "isError": False}}, {}, False),
+    ({"game": {"round": {"is_error": True}}}, {}, False),  # one level down only
 ])
 def test_an_observation_that_reports_a_failure_marks_the_step_invalid(observation, metadata, failed):
     assert EpisodeRules().reports_error(observation, metadata) is failed

@@ -23,8 +23,9 @@ The defaults, and why:
   episode (textarena keeps its flag there, in ``raw_state.game_info``): one more message per episode.
 - ``invalid_errors`` True: a step whose observation reports that the action failed counts as an invalid action too
   (coding_env runs every reply and reports a ``SyntaxError`` only in its ``stderr``). Conservative, on the top level
-  of the observation and of its metadata only: a non-empty ``error`` or ``exception`` string, or a non-zero
-  ``exit_code`` with a Python traceback or a ``SyntaxError`` in ``stderr``. A failure an environment reports any other
+  of the observation and of its metadata only: a non-empty ``error`` or ``exception`` string, a non-zero
+  ``exit_code`` with a Python traceback or a ``SyntaxError`` in ``stderr``, or a field holding a tool result whose
+  ``isError`` is true (calendar_env answers a failed tool with ``success: true`` and ``tool_result.isError``). A failure an environment reports any other
   way (a message in prose, a reward of 0, an error object) cannot be told from a move that was merely bad.
 """
 
@@ -40,6 +41,8 @@ REWARD_MODES = ("sum", "last", "max")
 _FLAG_DEPTH = 4  # textarena: state -> raw_state -> game_info -> player -> invalid_move
 ERROR_FIELDS = ("error", "exception")
 """Observation or metadata fields that, a non-empty string, report that the step's action failed."""
+TOOL_ERROR_FLAGS = ("isError", "is_error")
+"""Flags of a tool result (MCP's ``CallToolResult.isError``) that, true one level down, report that the call failed."""
 _PYTHON_FAILURE = re.compile(r"Traceback \(most recent call last\)|\b(?:SyntaxError|IndentationError|TabError)\b")
 
 
@@ -95,6 +98,9 @@ def _failed(document: Any) -> bool:
         return False
     if any(isinstance(document.get(name), str) and document[name].strip() for name in ERROR_FIELDS):
         return True
+    if any(isinstance(value, Mapping) and any(value.get(flag) is True for flag in TOOL_ERROR_FLAGS)
+           for value in document.values()):
+        return True  # a tool result that says it failed (MCP's isError), e.g. calendar_env's tool_result
     exit_code, stderr = document.get("exit_code"), document.get("stderr")
     return (isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0
             and isinstance(stderr, str) and _PYTHON_FAILURE.search(stderr) is not None)
