@@ -4,7 +4,16 @@ reasoning-gym datasets in tiers on one local server, whose `heldout` split asks 
 family asks; per seed one run of each sampler, interleaved (seed 0: curriculum, uniform, peer; seed 1:
 ...), so the machine's load hits them alike. Reports greedy held-out accuracy per family at step 0 and at the end with
 its noise (binomial standard error, seed-to-seed spread), sampled reward and groups with signal per quarter of the
-run, medians and per-seed wins, and one plot with the samplers overlaid.
+run, medians and per-seed wins, and one plot with the samplers overlaid. Then RFC 013's two readings of held-out
+accuracy over all families (`readings`, `--window`): per episode, the mean of the evals in the last half of the steps;
+per generated token, each run's accuracy against its cumulative generated tokens (the eval records' `tokens`), read by
+linear interpolation over the last half of the fewest tokens any finished run generated; per seed, medians and the
+paired sign test of the first sampler against each other, and a second plot, compare-tokens.png (accuracy against
+generated tokens, the median over seeds with their range shaded).
+
+RFC 013's reference experiment at this machine's scale (docs/mlx.md, its plan written before the runs) is
+`--samplers curriculum uniform --seeds 0 1 2 3 4 5 6 7 --datasets letter_counting,number_sequence,products,aiw --tiers 2
+--heldout-size 25 --steps 20 --eval-every 4 --out runs/rfc-reference`.
 
     LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python -m benchmarks.mlx_trainer.compare --seeds 0 1 2 3 --out runs/compare
 
@@ -105,7 +114,7 @@ def compare(args) -> None:
                     config = run_config(args, sampler, seed, model)
                     config["eval"]["first"] = baseline_eval(out) is None
                 run_one(run, config, sampler, url)
-    report(out, list(names.values()))
+    report(out, list(names.values()), args.window)
 
 
 def run_name(sampler: str, learning_rate: float | None) -> str:
@@ -249,7 +258,7 @@ def se(p: float, n: int) -> float:
     return math.sqrt(p * (1 - p) / n) if n else math.nan
 
 
-def report(out: Path, samplers: list[str]) -> None:
+def report(out: Path, samplers: list[str], window: float = 0.5) -> None:
     runs = load_runs(out, samplers)
     if not runs:
         raise SystemExit(f"{out}: no runs with a step and an eval yet")
@@ -323,8 +332,154 @@ def report(out: Path, samplers: list[str]) -> None:
             print(f"  vs {other}, {name}: {ahead} / {len(diffs) - ahead - behind} / {behind} of {len(seeds)} "
                   f"(differences {', '.join(f'{d:+.4f}' for d in diffs)}; median "
                   f"{statistics.median(diffs) if diffs else math.nan:+.4f}; sign test p = {sign_test(ahead, behind):.3f})")
+    read = report_readings(runs, window, first)
     png = plot(runs, families, reach, out / "compare.png")
     print(f"\nplot: {png}")
+    png = plot_tokens(runs, out / "compare-tokens.png", read["tokens"] if read else None)
+    print(f"plot per generated token: {png}")
+
+
+# -- the two readings of RFC 013: per episode and per generated token ------------------------------------------------
+
+
+def accuracy_all(record: dict) -> float:
+    """An eval's held-out accuracy over all families (the mean of the families', which hold as many questions each)."""
+    return statistics.mean(record["accuracy"].values())
+
+
+def token_curve(evals: list[dict]) -> list[tuple[float, float]]:
+    """A run's held-out accuracy against the generated tokens it had trained on at each eval: the trainer's cumulative
+    `tokens` counter of the eval record (the sampler's `cost` where a record lacks it; the shared step-0 eval has 0)."""
+    return [(float(e.get("tokens", e.get("cost", 0.0))), accuracy_all(e)) for e in sorted(evals, key=lambda e: e["step"])]
+
+
+def interpolate(curve: list[tuple[float, float]], x: float) -> float:
+    """The piecewise-linear curve through ``curve`` (x ascending) read at x; refused outside the curve's range, which
+    would be a guess, not a reading."""
+    if not curve or not curve[0][0] - 1e-9 <= x <= curve[-1][0] + 1e-9:
+        raise ValueError(f"x = {x:g} lies outside the curve's range {curve[0][0] if curve else None}..."
+                         f"{curve[-1][0] if curve else None}")
+    for (x0, y0), (x1, y1) in zip(curve, curve[1:]):
+        if x0 <= x <= x1:
+            return y0 if x1 == x0 else y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return curve[-1][1] if x >= curve[-1][0] else curve[0][1]
+
+
+def window_mean(curve: list[tuple[float, float]], lo: float, hi: float, points: int = 9) -> float:
+    """The per-token reading: the mean of the curve read by linear interpolation at ``points`` equally spaced x from
+    lo to hi (both included), so runs whose evals fall at different token counts are read at the same ones."""
+    if points < 2 or hi < lo:
+        raise ValueError(f"window_mean: need points >= 2 and lo <= hi, got {points}, {lo:g}, {hi:g}")
+    return statistics.mean(interpolate(curve, lo + (hi - lo) * i / (points - 1)) for i in range(points))
+
+
+def episode_mean(evals: list[dict], first_step: int, last_step: int) -> float:
+    """The per-episode reading: the mean held-out accuracy of the evals at steps first_step..last_step (every step
+    draws as many episodes in every run, so a window of steps is one of episodes)."""
+    inside = [accuracy_all(e) for e in evals if first_step <= e["step"] <= last_step]
+    if not inside:
+        raise ValueError(f"no eval between steps {first_step} and {last_step}")
+    return statistics.mean(inside)
+
+
+def readings(runs: dict[str, dict[int, dict]], share: float = 0.5, points: int = 9) -> dict:
+    """Both readings of every finished run. The per-episode window is the steps from ``share`` x S to S, S the last
+    eval's step (the run's length);
+    the per-token window the tokens from ``share`` x T to T, T the fewest generated tokens any finished run of the
+    comparison ended with, so that every run's curve covers the window (read, never extrapolated or cut to a
+    shorter run's evals). Returns {"episode": (first step, last step), "tokens": (lo, hi),
+    "per_episode": {sampler: {seed: mean}}, "per_token": {sampler: {seed: mean}}}."""
+    done = {s: {seed: r for seed, r in by.items() if r["finished"]} for s, by in runs.items()}
+    ends = [token_curve(r["evals"])[-1][0] for by in done.values() for r in by.values()]
+    if not ends:
+        raise ValueError("no finished run to read")
+    steps = max(max(e["step"] for e in r["evals"]) for by in done.values() for r in by.values())
+    first, top = math.ceil(share * steps), min(ends)
+    lo = share * top
+    return {"episode": (first, steps), "tokens": (lo, top),
+            "per_episode": {s: {seed: episode_mean(r["evals"], first, steps) for seed, r in by.items()}
+                            for s, by in done.items()},
+            "per_token": {s: {seed: window_mean(token_curve(r["evals"]), lo, top, points) for seed, r in by.items()}
+                          for s, by in done.items()}}
+
+
+def paired(a: dict[int, float], b: dict[int, float]) -> dict:
+    """The paired comparison of two samplers' readings over the seeds both have: per-seed differences a - b,
+    ahead / tied / behind, the median difference and the two-sided sign test's p (ties dropped)."""
+    seeds = sorted(set(a) & set(b))
+    diffs = [a[s] - b[s] for s in seeds]
+    ahead, behind = sum(d > 1e-9 for d in diffs), sum(d < -1e-9 for d in diffs)
+    return {"seeds": seeds, "diffs": diffs, "ahead": ahead, "tied": len(diffs) - ahead - behind, "behind": behind,
+            "median": statistics.median(diffs) if diffs else math.nan, "p": sign_test(ahead, behind)}
+
+
+def report_readings(runs: dict[str, dict[int, dict]], share: float, first: str) -> dict | None:
+    """Print the per-episode and per-token readings: per seed, medians, ``first`` against each other sampler."""
+    try:
+        read = readings(runs, share)
+    except ValueError as error:
+        print(f"\nNo readings: {error}")
+        return None
+    (e0, e1), (t0, t1) = read["episode"], read["tokens"]
+    samplers = [s for s in read["per_episode"] if read["per_episode"][s]]
+    print(f"\nThe two readings (RFC 013), held-out accuracy over all families, finished runs: per episode, the mean of the "
+          f"evals at steps {e0}-{e1}; per generated token, the mean of each run's accuracy read by linear "
+          f"interpolation at 9 equally spaced token counts from {t0:.0f} to {t1:.0f} (the fewest tokens a finished run "
+          f"ended with: {t1:.0f}; its {share:g})")
+    for key, name in (("per_episode", "per episode"), ("per_token", "per generated token")):
+        seeds = sorted({seed for s in samplers for seed in read[key][s]})
+        print(f"\nReading {name}:\n\n| seed | {' | '.join(samplers)} | {' | '.join(f'{first} - {o}' for o in samplers if o != first)} |")
+        print("|---|" + "---|" * (2 * len(samplers) - 1))
+        for seed in seeds:
+            cells = [f"{read[key][s][seed]:.4f}" if seed in read[key][s] else "" for s in samplers]
+            diffs = [f"{read[key][first][seed] - read[key][o][seed]:+.4f}"
+                     if seed in read[key][first] and seed in read[key][o] else "" for o in samplers if o != first]
+            print(f"| {seed} | {' | '.join(cells)} | {' | '.join(diffs)} |")
+        medians = [f"{statistics.median(read[key][s].values()):.4f}" for s in samplers]
+        tests = [paired(read[key][first], read[key][o]) for o in samplers if o != first]
+        median_diffs = " | ".join(f"{t['median']:+.4f}" for t in tests)
+        print(f"| median | {' | '.join(medians)} | {median_diffs} |")
+        for other, t in zip([o for o in samplers if o != first], tests):
+            print(f"  {first} vs {other}, {name}: ahead / tied / behind {t['ahead']} / {t['tied']} / {t['behind']} of "
+                  f"{len(t['seeds'])}; median difference {t['median']:+.4f}; sign test p = {t['p']:.3f}")
+    return read
+
+
+def plot_tokens(runs: dict[str, dict[int, dict]], out_png: Path, window: tuple[float, float] | None = None,
+                points: int = 60) -> Path:
+    """Held-out accuracy (all families) against generated tokens, one line per sampler: the median over its seeds,
+    read by linear interpolation up to the fewest tokens any of them ended with, with the seeds' range shaded; each
+    seed's own curve thin; the per-token window marked."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(7.5, 4.8), layout="constrained")
+    ax = figure.subplots()
+    for i, (sampler, by_seed) in enumerate(runs.items()):
+        curves = [token_curve(r["evals"]) for r in by_seed.values() if r["finished"]]
+        if not curves:
+            continue
+        top = min(c[-1][0] for c in curves)
+        xs, med, low, high = [], [], [], []
+        for k in range(points + 1):
+            x = top * k / points
+            ys = [interpolate(c, x) for c in curves]
+            xs.append(x), med.append(statistics.median(ys)), low.append(min(ys)), high.append(max(ys))
+        colour = matplotlib.colormaps["tab10"](i)
+        for c in curves:
+            ax.plot([x for x, _ in c], [y for _, y in c], color=colour, alpha=0.35, linewidth=0.7)
+        ax.fill_between(xs, low, high, color=colour, alpha=0.18, linewidth=0)
+        ax.plot(xs, med, color=colour, linewidth=2.2, label=f"{sampler} (median of {len(curves)} seeds, range shaded)")
+    if window:
+        ax.axvspan(*window, color="grey", alpha=0.12, label="per-token window")
+    ax.set_xlabel("generated tokens (cumulative, training rollouts)")
+    ax.set_ylabel("held-out greedy accuracy, all families")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title("held-out accuracy per generated token", fontsize=10)
+    out_png.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out_png, dpi=100)
+    return out_png
 
 
 def sign_test(ahead: int, behind: int) -> float:
@@ -423,6 +578,9 @@ def main() -> None:
                         help="held-out questions per family, all evaluated (no train task of the family asks them)")
     parser.add_argument("--eval-every", type=int, default=16,
                         help="held-out eval every N steps (and at step 0 and the end); each asks every held-out question")
+    parser.add_argument("--window", type=float, default=0.5,
+                        help="the readings' window: per episode the evals from this share of the run's steps to the last, "
+                             "per token from this share of T to T, T the fewest tokens a finished run ended with")
     parser.add_argument("--model", choices=["smollm2", "tiny"], default="smollm2")
     parser.add_argument("--tasks-per-step", type=int, default=None)
     parser.add_argument("--group-size", type=int, default=None)
@@ -444,7 +602,7 @@ def main() -> None:
     if args.train_one:
         train_one(args.train_one, args.run, args.url)
     elif args.report_only:
-        report(Path(args.out), args.samplers)
+        report(Path(args.out), args.samplers, args.window)
     else:
         compare(args)
 

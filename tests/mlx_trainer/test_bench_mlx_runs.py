@@ -79,7 +79,9 @@ def test_the_comparison_runs_each_sampler_resumably_and_reports(tmp_path):
             table.append(line)
         elif table:
             tables, table = tables + [table], []
-    assert len(tables) == 3
+    assert len(tables) == 5  # per run, per family, medians; then the readings per episode and per generated token
+    assert "curriculum vs uniform, per generated token: ahead / tied / behind" in done.stdout
+    assert (tmp_path / "cmp" / "compare-tokens.png").stat().st_size > 5_000
     for table in tables:  # every row, the separator included, has as many cells as the header
         assert {line.count("|") for line in table} == {table[0].count("|")}, table[:2]
     again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD_S)
