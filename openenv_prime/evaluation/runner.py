@@ -17,13 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
-from typing import Any
 
 from openenv_prime.client.engine.episode import Episode, play_in_waves
 from openenv_prime.client.engine.failures import EnvironmentFailing, ErrorStreak, never_ending
-from openenv_prime.client.prompts.render import EpisodeProtocol
-from openenv_prime.client.setup import EnvironmentSetup, SettingNames
+from openenv_prime.client.setup import EnvironmentSetup, Prepared, SettingNames
 from openenv_prime.client.wire.session_pool import SessionPool
 from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.policy import Policy
@@ -31,20 +28,6 @@ from openenv_prime.evaluation.result import EvalResult, TaskResult, scored_resul
 from openenv_prime.evaluation.selection import choose_tasks, family_sort_key
 from openenv_prime.evaluation.settings import setting_names
 from openenv_prime.samplers.task import Task
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """What the setup found: the environment's name, the chosen tasks and their reset arguments, the protocol."""
-
-    env_name: str
-    tasks: list[Task]
-    reset_kwargs: dict[int, dict[str, Any]]
-    protocol: EpisodeProtocol
-    notes: list[str]
-    split: str
-    family_field: str | None
-    choices: list[str]  # how the split and the family field were chosen, when the config left them open
 
 
 def run_eval(config: EvalConfig, policy: Policy, *, settings: dict[str, str] | None = None) -> EvalResult:
@@ -73,7 +56,7 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, settings: dict[s
     rules = config.rules()
     pool = SessionPool(config.base_url, timeout=config.timeout)
     episodes = [
-        Episode(plan.protocol, rules, {**config.reset_kwargs, **plan.reset_kwargs[task.index]}, open_session=pool.new_session,
+        Episode(plan.protocol, rules, {**config.reset_kwargs, **plan.resets[task.index]}, open_session=pool.new_session,
                 episode_id=f"eval-s{config.seed}-{task.split}-{task.index}", context=task)
         for task in plan.tasks[index::count]
     ]
@@ -105,21 +88,19 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, settings: dict[s
     return scored_result(config, results, families, env_name=plan.env_name, split=plan.split,
                          family_field=plan.family_field, choices=plan.choices,
                          reconnects=sum(ep.reconnects for ep in episodes),
-                         warnings=plan.notes + ([silent] if silent else []), stopped=stopped,
+                         warnings=plan.warnings + ([silent] if silent else []), stopped=stopped,
                          elapsed_s=time.perf_counter() - started)
 
 
-def _plan(config: EvalConfig, names: dict[str, str]) -> _Plan:
+def _plan(config: EvalConfig, names: dict[str, str]) -> Prepared:
     """The chosen tasks, the reset arguments of each (by index), the protocol, the split and family field played
     (and how each was chosen when the config left it open), and warnings about the server, by the setup path every
     consumer takes (:meth:`EnvironmentSetup.prepare`); ``names``: how the user sets each field, for the messages."""
     named = SettingNames(split=names["split"], family_field=names["family_field"], action_field=names["action_field"],
                          check_reset=names["check_reset"])
     with EnvironmentSetup(config.base_url, tasks=config.tasks, env_name=config.env_name, timeout=config.timeout) as setup:
-        found = setup.prepare(config.split, config, named,
-                              choose=lambda tasks: choose_tasks(tasks, config.per_family, config.seed, config.families))
-    return _Plan(found.env_name, found.tasks, found.resets, found.protocol, found.warnings, found.split,
-                 found.family_field, found.choices)
+        return setup.prepare(config.split, config, named,
+                             choose=lambda tasks: choose_tasks(tasks, config.per_family, config.seed, config.families))
 
 
 def _task_key(task: Task, config: EvalConfig) -> str:

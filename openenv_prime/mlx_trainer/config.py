@@ -240,12 +240,10 @@ EVAL_SETTINGS = {
 
 def sampler_kwargs(config: TrainConfig) -> dict[str, Any]:
     """The sampler's keyword arguments: the config's, with the run's seed and group size as defaults."""
-    kwargs = dict(config.sampler.kwargs)
-    if config.sampler.name != "sequential":
-        kwargs.setdefault("seed", config.seed)
-    if config.sampler.name == "curriculum":
-        kwargs.setdefault("group_size", config.grpo.group_size)
-    return kwargs
+    from openenv_prime.samplers.registry import taken_defaults
+
+    run = {"seed": config.seed, "group_size": config.grpo.group_size}
+    return {**taken_defaults(config.sampler.name, run), **config.sampler.kwargs}
 
 
 def _describe(err: ValidationError, source: str) -> str:

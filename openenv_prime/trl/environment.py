@@ -13,7 +13,7 @@ import sys
 from typing import Sequence
 
 from openenv_prime.client.engine.episode import Episode, play_in_waves
-from openenv_prime.client.engine.failures import ErrorStreak, never_ending
+from openenv_prime.client.engine.failures import ErrorStreak
 from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.client.setup import EnvironmentSetup, SettingNames
 from openenv_prime.client.wire.session_pool import SessionPool
@@ -46,7 +46,6 @@ class TaskEnvironment:
         self.pool = SessionPool(config.base_url, timeout=config.timeout)
         self.streak = ErrorStreak()  # episodes the environment failed in a row: enough of them stop the run
         self._ids = itertools.count()
-        self._warned = False
 
     # ---- episodes -----------------------------------------------------------------------------------
     def episode(self, task: Task) -> Episode:
@@ -82,10 +81,9 @@ class TaskEnvironment:
     def played(self, episodes: Sequence[Episode]) -> None:
         """After TRL's tool loop: count the episodes the environment failed, and say once when none could end."""
         self.streak.record(episodes)
-        silent = never_ending(episodes, action_setting="OpenEnvTRLConfig(action_field=...)")
-        if silent and not self._warned:
+        silent = self.streak.never_ending_once(episodes, action_setting="OpenEnvTRLConfig(action_field=...)")
+        if silent:
             print(f"warning: {silent}", file=sys.stderr)
-            self._warned = True
 
     def close_sessions(self) -> None:
         """Close the kept sockets (before an eval opens its own, and when training ends); new ones open on demand."""
@@ -93,7 +91,7 @@ class TaskEnvironment:
 
     def close(self) -> None:
         if not self.sockets.loop.is_closed():
-            self.sockets.run(self.pool.close())
+            self.close_sessions()
             self.sockets.close()
 
 

@@ -83,7 +83,6 @@ class Lockstep:
         self.replicas = replicas
         self.index = replicas.index
         self.count = replicas.count
-        self.rounds = 0
 
     async def complete(self, prompts: list[list[dict]]) -> list[str]:
         return await asyncio.to_thread(self._round, prompts)
@@ -92,7 +91,6 @@ class Lockstep:
         if not prompts:
             return []
         counts = self.replicas.gather([len(prompts)])
-        self.rounds += 1
         return self.policy.generate(prompts, batches=self.policy.batches(max(counts)))
 
     def gather(self, items: list) -> list:
@@ -101,6 +99,5 @@ class Lockstep:
             counts = self.replicas.gather([0])
             if not any(counts):
                 break
-            self.rounds += 1
             self.policy.generate([], batches=self.policy.batches(max(counts)))
         return self.replicas.gather(items)

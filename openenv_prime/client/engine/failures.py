@@ -24,7 +24,8 @@ class EnvironmentFailing(OpenEnvError):
 
 class ErrorStreak:
     """Counts the episodes the environment failed in a row, in the order they are recorded; one that the environment
-    played to its end (scored or not) breaks the streak. One per run (an eval, a trainer, a taskset)."""
+    played to its end (scored or not) breaks the streak. One per run (an eval, a trainer, a taskset); a trainer also
+    asks it for the never-ending warning, which a run says once (:meth:`never_ending_once`)."""
 
     def __init__(self, limit: int = ERRORS_IN_A_ROW):
         if limit < 1:
@@ -33,6 +34,7 @@ class ErrorStreak:
         self.count = 0
         self.total = 0
         self.last: str | None = None
+        self.warned = False
 
     def record(self, episodes: Iterable[Any]) -> None:
         """Record finished episodes; raises :class:`EnvironmentFailing` once ``limit`` in a row failed."""
@@ -49,6 +51,14 @@ class ErrorStreak:
                 f"fails on its own, whatever the model replies; its last error: {self.last}",
                 hint="run one episode by hand against the server and read the server's log; the run stops here "
                      "because no episode can be scored")
+
+    def never_ending_once(self, episodes: Iterable[Any], *, action_setting: str) -> str | None:
+        """:func:`never_ending`'s warning for ``episodes``, the first time a run calls for it; None after."""
+        if self.warned:
+            return None
+        silent = never_ending(episodes, action_setting=action_setting)
+        self.warned = silent is not None
+        return silent
 
 
 def never_ending(episodes: Iterable[Any], *, action_setting: str) -> str | None:

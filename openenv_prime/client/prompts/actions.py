@@ -294,9 +294,7 @@ class ActionFormat:
             return False
         root = self.schema or {}
         own = js.resolve(self.fields[self.field], root).get("description")
-        about = root.get("description") if isinstance(root.get("description"), str) else ""
-        first = re.split(r"(?<=[.!?])\s|\n\s*\n", about.strip(), maxsplit=1)[0] if about.strip() else ""
-        return any(_CODE.search(text) for text in (self.field, own if isinstance(own, str) else "", first))
+        return any(_CODE.search(text) for text in (self.field, own if isinstance(own, str) else "", _first_sentence(root)))
 
     @property
     def free_text(self) -> bool:
@@ -415,8 +413,7 @@ def content_field(schema: dict, properties: dict[str, Any], constants: dict[str,
             others.append(name)
     if len(texts) == 1 and not others:
         return texts[0]
-    about = schema.get("description") if isinstance(schema.get("description"), str) else ""
-    first = _words(re.split(r"(?<=[.!?])\s|\n\s*\n", about.strip(), maxsplit=1)[0]) if about.strip() else ""
+    first = _words(_first_sentence(schema))
     named = [name for name in texts if _names(first, name, js.resolve(properties[name], schema).get("description"))]
     return named[0] if len(named) == 1 else None
 
@@ -427,6 +424,12 @@ def tool_arguments(schema: dict, properties: dict[str, Any]) -> str | None:
         return None
     return next((name for name in _TOOL_ARGUMENTS if name in properties
                  and js.kind(properties[name], schema) == "object"), None)
+
+
+def _first_sentence(schema: dict) -> str:
+    """The first sentence of the action's description (its class docstring), or ""."""
+    about = schema.get("description") if isinstance(schema.get("description"), str) else ""
+    return re.split(r"(?<=[.!?])\s|\n\s*\n", about.strip(), maxsplit=1)[0] if about.strip() else ""
 
 
 def _words(text: str) -> str:

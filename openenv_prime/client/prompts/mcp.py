@@ -107,17 +107,22 @@ def _full(tool: Tool) -> list[str]:
             f"  input schema: {json.dumps(tool.input_schema, sort_keys=True)}"]
 
 
-def _with_arguments(tool: Tool) -> list[str]:
+def _arguments(tool: Tool) -> list[tuple[str, bool]]:
+    """The tool's argument names in schema order, each with whether it is required."""
     properties = tool.input_schema.get("properties") if isinstance(tool.input_schema.get("properties"), dict) else {}
     required = set(tool.input_schema.get("required") or [])
-    arguments = ", ".join(name if name in required else f"{name}?" for name in properties)
+    return [(name, name in required) for name in properties]
+
+
+def _with_arguments(tool: Tool) -> list[str]:
+    arguments = ", ".join(name if needed else f"{name}?" for name, needed in _arguments(tool))
     return [f"- {tool.name}({arguments}): {_first_sentence(tool.description)}"]
 
 
 def _with_required(tool: Tool) -> list[str]:
-    properties = tool.input_schema.get("properties") if isinstance(tool.input_schema.get("properties"), dict) else {}
-    required = [name for name in properties if name in set(tool.input_schema.get("required") or [])]
-    more = ", ..." if len(required) < len(properties) else ""
+    arguments = _arguments(tool)
+    required = [name for name, needed in arguments if needed]
+    more = ", ..." if len(required) < len(arguments) else ""
     return [f"- {tool.name}({', '.join(required)}{more}): {_first_sentence(tool.description)}"]
 
 

@@ -26,7 +26,7 @@ import mlx.nn as nn
 
 from openenv_prime.client.engine.episode import Episode, play_in_waves, start_wave
 from openenv_prime.client.engine.episode_rules import EpisodeRules
-from openenv_prime.client.engine.failures import ErrorStreak, never_ending
+from openenv_prime.client.engine.failures import ErrorStreak
 from openenv_prime.client.prompts.prompting import PromptSettings
 from openenv_prime.client.prompts.render import EpisodeProtocol, Opening
 from openenv_prime.client.wire.session import StepResult
@@ -142,7 +142,6 @@ class EpisodeRunner:
         self.chat = ChatTokens(self.renderer.tokenizer)
         self.pool = SessionPool(self.base_url, timeout=self.timeout)
         self.streak = ErrorStreak()  # episodes the environment failed in a row: enough of them stop the run
-        self.warned = False
 
     async def close(self) -> None:
         """Close the kept sockets (before an eval opens its own, and at the end of the run)."""
@@ -160,10 +159,9 @@ class EpisodeRunner:
         replies = functools.partial(self._replies, times)
         await play_in_waves(self.pool, episodes, replies, limit=self.max_sessions, started=started, streak=self.streak)
         times.environment = time.perf_counter() - t0 - times.generation
-        silent = never_ending(episodes, action_setting="environment.action_field")
-        if silent and not self.warned:  # once per run: every step would say the same
+        silent = self.streak.never_ending_once(episodes, action_setting="environment.action_field")
+        if silent:
             print(f"warning: {silent}", file=sys.stderr)
-            self.warned = True
         rollouts = [self._rollout(ep) for ep in episodes]
         return PlayedGroups([rollouts[k * group_size:(k + 1) * group_size] for k in range(len(tasks))], times)
 
