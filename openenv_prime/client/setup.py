@@ -10,8 +10,10 @@ through :class:`EnvironmentSetup`, so their task lists, splits and checks cannot
         protocol = setup.protocol(PromptSettings(), action_setting="--action-field")  # or any config that carries them
         note = setup.check_reset_sync(split.name, len(tasks), setting="--no-reset-check")   # None, or a warning to show
 
-Every consumer runs that sequence through one call, :meth:`EnvironmentSetup.prepare`, with its own names for the
-settings (:class:`SettingNames`), so the split checked is the split chosen and the errors read alike everywhere.
+Every consumer runs that sequence through one call, :meth:`EnvironmentSetup.prepare`, on its config's
+:class:`~openenv_prime.client.server_settings.ServerSettings` and with its own spelling of the settings
+(:class:`~openenv_prime.client.server_settings.Spelling`), so the split checked is the split chosen and the errors
+read alike everywhere.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any, Callable
 from openenv_prime.client.prompts import own_system
 from openenv_prime.client.prompts.prompting import PromptSettings
 from openenv_prime.client.prompts.render import EpisodeProtocol
+from openenv_prime.client.server_settings import ServerSettings, Spelling
 from openenv_prime.client.tasks.families import FamilyField
 from openenv_prime.client.tasks.resetcheck import check_reset_plays_tasks, check_reset_plays_tasks_sync
 from openenv_prime.client.tasks.splits import ChosenSplit, choose_split
@@ -33,16 +36,6 @@ from openenv_prime.client.wire.taskapi import TaskAPIClient
 from openenv_prime.samplers.task import Task
 
 _UNSET: Any = object()
-
-
-@dataclass(frozen=True)
-class SettingNames:
-    """How a consumer's user spells each setting the setup can name in an error or a note."""
-
-    split: str
-    family_field: str
-    action_field: str
-    check_reset: str
 
 
 @dataclass(frozen=True)
@@ -75,6 +68,12 @@ class EnvironmentSetup:
         self.source: TaskSource = open_task_source(base_url, tasks=tasks, env_name=env_name, timeout=timeout, page_size=page_size)
         self._schema: dict[str, Any] | None = _UNSET
 
+    @classmethod
+    def of(cls, settings: ServerSettings, *, page_size: int = 1024) -> "EnvironmentSetup":
+        """The setup of a consumer's config: its server, task list, environment name and timeout."""
+        return cls(settings.base_url, tasks=settings.tasks, env_name=settings.env_name, timeout=settings.timeout,
+                   page_size=page_size)
+
     @property
     def env_name(self) -> str:
         return self.source.env_name
@@ -92,9 +91,10 @@ class EnvironmentSetup:
         or the specs have (see :mod:`~openenv_prime.client.tasks.families`)."""
         return family_field_for(self.source, split, setting)
 
-    def sampler_tasks(self, split: str, *, family_field: str | None, family_setting: str) -> list[Task]:
+    def sampler_tasks(self, split: str, *, family_field: str | None, family_setting: str, no_family: str = "none") -> list[Task]:
         """Every task of ``split`` as the samplers take them (see :func:`~openenv_prime.client.tasks.tasks.load_sampler_tasks`)."""
-        return load_sampler_tasks(self.source, split, family_field=family_field, family_setting=family_setting)
+        return load_sampler_tasks(self.source, split, family_field=family_field, family_setting=family_setting,
+                                  no_family=no_family)
 
     def reset_kwargs(self, split: str, index: int) -> dict[str, Any]:
         """The reset arguments that play task ``index`` of ``split``."""
@@ -143,26 +143,28 @@ class EnvironmentSetup:
         return check_reset_plays_tasks_sync(self.base_url, self.source, split, num_tasks, extra=extra, timeout=timeout,
                                             skip_setting=setting)
 
-    def prepare(self, split: str | None, settings: Any, names: SettingNames, *,
-                choose: Callable[[list[Task]], list[Task]] | None = None) -> Prepared:
+    def prepare(self, split: str | None, settings: Any, spelling: Spelling, *,
+                choose: Callable[[list[Task]], list[Task]] | None = None, check_reset: bool | None = None) -> Prepared:
         """The one setup sequence: the split (``split``, or the test split by rule), its family field
         (``settings.family_field``), its tasks (those ``choose`` keeps, when given), their reset arguments, the reset
-        check on the split chosen (``settings.check_reset``, with ``settings.reset_kwargs``), and the protocol
-        (``settings`` is a config that carries the prompt settings). A split without tasks is a ValueError naming
-        ``names.split``."""
-        chosen = self.choose_split(split, setting=names.split)
+        check on the split chosen (``settings.check_reset`` unless ``check_reset`` says otherwise, with
+        ``settings.reset_kwargs``), and the protocol. ``settings`` is a config that carries the server, prompt and reset
+        settings; ``spelling`` how its user writes them (``spelling("split")`` is the split's setting). A split
+        without tasks is a ValueError naming the split's setting."""
+        chosen = self.choose_split(split, setting=spelling("split"))
         family = self.family_field(chosen.name, settings.family_field)
-        choices = [note for note in (chosen.note, family.note(names.family_field)) if note]
-        everything = self.sampler_tasks(chosen.name, family_field=family.name, family_setting=names.family_field)
-        protocol = self.protocol(settings, action_setting=names.action_field)
+        choices = [note for note in (chosen.note, family.note(spelling("family_field"))) if note]
+        everything = self.sampler_tasks(chosen.name, family_field=family.name, family_setting=spelling("family_field"),
+                                        no_family=spelling.none)
+        protocol = self.protocol(settings, action_setting=spelling("action_field"))
         tasks = choose(everything) if choose is not None else everything
         if not tasks:
             source = self.source
-            raise ValueError(f"{names.split}: split {chosen.name!r} of {source.env_name!r} ({source.kind} {source.where}) "
-                             "has no tasks; choose another split")
+            raise ValueError(f"{spelling('split')}: split {chosen.name!r} of {source.env_name!r} ({source.kind} "
+                             f"{source.where}) has no tasks; choose another split")
         warnings = []
-        if settings.check_reset:
-            note = self.check_reset_sync(chosen.name, len(everything), setting=names.check_reset,
+        if settings.check_reset if check_reset is None else check_reset:
+            note = self.check_reset_sync(chosen.name, len(everything), setting=spelling("check_reset"),
                                          extra=settings.reset_kwargs, timeout=settings.timeout)
             warnings = [note] if note is not None else []
         resets = {task.index: self.reset_kwargs(task.split, task.index) for task in tasks}

@@ -1,6 +1,6 @@
 """`openenv-prime eval`: evaluate an OpenAI-compatible model on an OpenEnv split, per task family.
 
-Every `EvalConfig` field has a flag (`CONFIG_FLAGS`), and errors name the flag, not the Python field.
+Every `EvalConfig` field has a flag (`EvalConfig.spelling`), and errors name the flag, not the Python field.
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ from openenv_prime.client.engine.episode_rules import DEFAULT_RULES, REWARD_MODE
 from openenv_prime.client.prompts.budget import DEFAULT_PROMPT_BUDGET
 from openenv_prime.client.prompts.hidden import DEFAULT_HIDDEN_FIELDS
 from openenv_prime.client.prompts.observations import DEFAULT_BUDGET
-from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
+from openenv_prime.evaluation.config import DEFAULT_SYSTEM_PROMPT
 
-from openenv_prime.evaluation.settings import CONFIG_FLAGS
 
 
 def _family_field(value: str) -> str | None:
@@ -219,19 +218,23 @@ def _register_eval(subparsers: argparse._SubParsersAction) -> None:
 
 
 def config_kwargs(args: argparse.Namespace, base_url: str) -> dict:
-    """The EvalConfig fields the flags set (every field has one: see CONFIG_FLAGS)."""
-    fields = {name: getattr(args, name) for name in CONFIG_FLAGS if name != "base_url"}
+    """The EvalConfig fields the flags set (every field has one, `EvalConfig.spelling(field)`)."""
+    from openenv_prime.evaluation.config import EvalConfig
+
+    fields = {name: getattr(args, name) for name in EvalConfig.model_fields if name != "base_url"}
     fields["system_prompt"] = args.system_prompt or None
     return {"base_url": base_url, **fields}
 
 
 def describe_validation_error(exc) -> str:
     """pydantic errors with the CLI flag in place of each field name."""
+    from openenv_prime.evaluation.config import EvalConfig
+
     parts = []
     for error in exc.errors():
         name = str(error["loc"][0]) if error["loc"] else ""
         message = error["msg"].removeprefix("Value error, ")
-        parts.append(f"{CONFIG_FLAGS.get(name, name)}: {message}")
+        parts.append(f"{EvalConfig.spelling(name) if name in EvalConfig.model_fields else name}: {message}")
     return "; ".join(parts)
 
 

@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
+from openenv_prime.client.server_settings import Spelling
 from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.policy import Policy
 from openenv_prime.evaluation.result import EvalResult, combine
@@ -84,13 +85,13 @@ def sampler_counters(sampler: Any) -> dict[str, float]:
 
 class EvalHarness:
     """Evaluates on ``schedule``'s steps; ``records`` holds one dict per eval (also appended to ``log``, a JSONL
-    file, when given), and each ``on_result(record, result)`` is called after every eval. ``settings`` maps
-    `EvalConfig` fields to how the caller's user sets them, for the eval's messages (see ``run_eval``). ``shards``:
+    file, when given), and each ``on_result(record, result)`` is called after every eval. ``spelling`` is how
+    the caller's user sets the `EvalConfig` fields, for the eval's messages (see ``run_eval_async``). ``shards``:
     the processes that share each eval (None: this one alone)."""
 
     def __init__(self, config: EvalConfig, schedule: EvalSchedule, *, policy: Policy | Callable | None = None,
                  log: str | Path | None = None, on_result: OnResult | Sequence[OnResult] = (),
-                 done: Iterable[dict[str, Any]] = (), settings: dict[str, str] | None = None,
+                 done: Iterable[dict[str, Any]] = (), spelling: Spelling | None = None,
                  shards: Shards | None = None):
         if not isinstance(config, EvalConfig):
             raise TypeError(f"config must be an EvalConfig, got {type(config).__name__}")
@@ -101,7 +102,7 @@ class EvalHarness:
         self.policy = as_policy(policy) if policy is not None else None
         self.log = Path(log) if log is not None else None
         self.on_result = [on_result] if callable(on_result) else list(on_result)
-        self.settings = settings
+        self.spelling = spelling
         self.shards = shards
         self.records: list[dict[str, Any]] = list(done)
         self._told_choices = bool(self.records)
@@ -136,7 +137,7 @@ class EvalHarness:
             raise ValueError("no policy to evaluate: pass policy= to EvalHarness or to maybe_run")
         shards = shards if shards is not None else self.shards
         if shards is None:
-            result = await run_eval_async(self.config, chosen, settings=self.settings)
+            result = await run_eval_async(self.config, chosen, spelling=self.spelling)
         else:
             result = await self._shared_eval(chosen, shards)
         main = shards is None or shards.index == 0
@@ -159,7 +160,7 @@ class EvalHarness:
         process (none is left waiting for it)."""
         failure: BaseException | None = None
         try:
-            mine: tuple = ("ok", await run_eval_async(self.config, policy, settings=self.settings,
+            mine: tuple = ("ok", await run_eval_async(self.config, policy, spelling=self.spelling,
                                                       shard=(shards.index, shards.count)))
         except Exception as err:
             failure, mine = err, ("error", f"{type(err).__name__}: {err}")

@@ -20,38 +20,38 @@ import time
 
 from openenv_prime.client.engine.episode import Episode, play_in_waves
 from openenv_prime.client.engine.failures import EnvironmentFailing, ErrorStreak, never_ending
-from openenv_prime.client.setup import EnvironmentSetup, Prepared, SettingNames
+from openenv_prime.client.server_settings import Spelling
+from openenv_prime.client.setup import EnvironmentSetup, Prepared
 from openenv_prime.client.wire.session_pool import SessionPool
 from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.policy import Policy
 from openenv_prime.evaluation.result import EvalResult, TaskResult, scored_result
 from openenv_prime.evaluation.selection import choose_tasks, family_sort_key
-from openenv_prime.evaluation.settings import setting_names
 from openenv_prime.samplers.task import Task
 
 
-def run_eval(config: EvalConfig, policy: Policy, *, settings: dict[str, str] | None = None) -> EvalResult:
+def run_eval(config: EvalConfig, policy: Policy, *, spelling: Spelling | None = None) -> EvalResult:
     """Runs the eval to completion (blocking). Inside a running event loop, ``await run_eval_async`` instead."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(run_eval_async(config, policy, settings=settings))
+        return asyncio.run(run_eval_async(config, policy, spelling=spelling))
     raise RuntimeError("run_eval() was called inside a running event loop; use `await run_eval_async(config, policy)`")
 
 
-async def run_eval_async(config: EvalConfig, policy: Policy, *, settings: dict[str, str] | None = None,
+async def run_eval_async(config: EvalConfig, policy: Policy, *, spelling: Spelling | None = None,
                          shard: tuple[int, int] = (0, 1)) -> EvalResult:
     """Chooses ``per_family`` tasks per family from the seed, plays them and scores them per family.
 
-    ``settings`` maps `EvalConfig` fields to how the caller's user sets them (the trainer: ``{"split":
-    "environment.test_split", ...}``), so errors and notes name the caller's setting; the rest keep eval's flags.
+    ``spelling`` is how the caller's user sets the `EvalConfig` fields (the MLX trainer's: ``environment.test_split``
+    for ``split``...), so errors and notes name the caller's setting; None: `openenv-prime eval`'s flags.
     ``shard=(k, n)`` plays only the chosen tasks ``k::n``, for n processes that share one eval
     (:func:`~openenv_prime.evaluation.result.combine` joins their results)."""
     started = time.perf_counter()
     index, count = shard
     if count < 1 or not 0 <= index < count:
         raise ValueError(f"shard {shard} is not (k, n) with 0 <= k < n")
-    names = setting_names(settings)
+    names = spelling or config.spelling
     plan = await asyncio.to_thread(_plan, config, names)
     rules = config.rules()
     pool = SessionPool(config.base_url, timeout=config.timeout)
@@ -84,7 +84,7 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, settings: dict[s
     played = [ep for ep in episodes if ep.finished]
     results = [_result(ep, config) for ep in played]
     families = sorted({r.family for r in results}, key=family_sort_key)
-    silent = never_ending(played, action_setting=names["action_field"])
+    silent = never_ending(played, action_setting=names("action_field"))
     return scored_result(config, results, families, env_name=plan.env_name, split=plan.split,
                          family_field=plan.family_field, choices=plan.choices,
                          reconnects=sum(ep.reconnects for ep in episodes),
@@ -92,14 +92,12 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, settings: dict[s
                          elapsed_s=time.perf_counter() - started)
 
 
-def _plan(config: EvalConfig, names: dict[str, str]) -> Prepared:
+def _plan(config: EvalConfig, names: Spelling) -> Prepared:
     """The chosen tasks, the reset arguments of each (by index), the protocol, the split and family field played
     (and how each was chosen when the config left it open), and warnings about the server, by the setup path every
     consumer takes (:meth:`EnvironmentSetup.prepare`); ``names``: how the user sets each field, for the messages."""
-    named = SettingNames(split=names["split"], family_field=names["family_field"], action_field=names["action_field"],
-                         check_reset=names["check_reset"])
-    with EnvironmentSetup(config.base_url, tasks=config.tasks, env_name=config.env_name, timeout=config.timeout) as setup:
-        return setup.prepare(config.split, config, named,
+    with EnvironmentSetup.of(config) as setup:
+        return setup.prepare(config.split, config, names,
                              choose=lambda tasks: choose_tasks(tasks, config.per_family, config.seed, config.families))
 
 

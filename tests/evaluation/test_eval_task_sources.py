@@ -99,16 +99,16 @@ def test_seeds_that_all_start_alike_are_reported_as_a_warning(partial_servers, m
 
 def test_a_callers_settings_are_named_in_the_eval_messages(partial_servers, model_url, seeds_file):
     """The MLX trainer runs its evals through run_eval: its user sets `environment.test_split`, not `--split`."""
-    from openenv_prime.mlx_trainer.config import EVAL_SETTINGS
+    from openenv_prime.mlx_trainer.config import MLX_EVAL_SPELLING
 
     url, policy = partial_servers["list-tasks-only"], OpenAIPolicy(model_url, "scripted")
     listed = _config(partial_servers["no-task-api"], tasks=str(seeds_file), split="train")
     with pytest.raises(ValueError, match=re.escape("has no split 'train'; set environment.test_split to one of ['test']")):
-        run_eval(listed, policy, settings=EVAL_SETTINGS)
+        run_eval(listed, policy, spelling=MLX_EVAL_SPELLING)
     with pytest.raises(ValueError, match=r"no family field 'tier'.*environment\.family_field") as caught:
-        run_eval(EvalConfig(base_url=url, family_field="tier", system_prompt=None), policy, settings=EVAL_SETTINGS)
+        run_eval(EvalConfig(base_url=url, family_field="tier", system_prompt=None), policy, spelling=MLX_EVAL_SPELLING)
     assert "--family-field" not in str(caught.value)
-    result = run_eval(_config(partial_servers["constant-reset"], tasks=str(seeds_file)), policy, settings=EVAL_SETTINGS)
+    result = run_eval(_config(partial_servers["constant-reset"], tasks=str(seeds_file)), policy, spelling=MLX_EVAL_SPELLING)
     (note,) = result.warnings
     assert "environment.check_reset = false skips this check" in note and "--no-reset-check" not in note
     with pytest.raises(ValueError, match=re.escape("set --split to one of ['test']")):  # eval's own flags otherwise
@@ -168,15 +168,16 @@ def test_out_is_checked_before_the_eval_starts(tmp_path):
 
 
 def test_every_eval_config_field_has_a_flag_with_the_same_default():
-    from openenv_prime.evaluation.cli import CONFIG_FLAGS, config_kwargs, register
+    from openenv_prime.evaluation.cli import config_kwargs, register
 
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())
     args = parser.parse_args(["eval", "--model", "m", "--model-base-url", "http://h:1/v1"])
-    assert set(CONFIG_FLAGS) == set(EvalConfig.model_fields)
     assert EvalConfig(**config_kwargs(args, "http://127.0.0.1:8000")) == EvalConfig()
     help_text = parser._subparsers._group_actions[0].choices["eval"].format_help()
-    assert all(flag in help_text for flag in CONFIG_FLAGS.values())
+    flags = {name: EvalConfig.spelling(name) for name in EvalConfig.model_fields}
+    assert [flag for flag in flags.values() if flag not in help_text] == []
+    assert {action.dest for action in parser._subparsers._group_actions[0].choices["eval"]._actions} >= set(flags)
 
 
 GUESS_SERVER = Path(__file__).resolve().parents[1] / "verifiers_taskset" / "guess_server.py"

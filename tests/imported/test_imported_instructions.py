@@ -20,7 +20,7 @@ import pytest
 
 from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
 from openenv_prime.client.prompts.render import agreeing
-from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
+from openenv_prime.evaluation.config import DEFAULT_SYSTEM_PROMPT
 from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer, last_user_text
 from tests.imported.helpers import adder, oracle, prompt_reader, request_text, system_text
 from tests.imported.test_imported_gold_answer import assert_no_gold_answer

@@ -100,14 +100,18 @@ def test_dump_toml_round_trips(tmp_path):
     assert load_config(path) == cfg
 
 
-def test_eval_settings_name_eval_fields_by_real_trainer_keys():
+def test_the_eval_spelling_names_eval_fields_by_real_trainer_keys():
+    """Every EvalConfig field the trainer's evals take from its config is named by the TOML key that sets it."""
     from openenv_prime.evaluation import EvalConfig
-    from openenv_prime.mlx_trainer.config import EVAL_SETTINGS, TrainConfig
+    from openenv_prime.mlx_trainer.config import MLX_EVAL_SPELLING, EnvironmentConfig, TrainConfig
 
-    assert set(EVAL_SETTINGS) <= set(EvalConfig.model_fields)
-    for name in EVAL_SETTINGS.values():
-        section, key = name.split(" = ")[0].split(".")
-        assert key in TrainConfig.model_fields[section].annotation.model_fields, name
+    assert set(MLX_EVAL_SPELLING.exceptions) <= set(EvalConfig.model_fields)
+    shared = set(EvalConfig.model_fields) & set(EnvironmentConfig.model_fields)
+    for field in sorted(shared | set(MLX_EVAL_SPELLING.exceptions)):
+        key = MLX_EVAL_SPELLING(field).split(" = ")[0]
+        *section, name = key.split(".")
+        model = TrainConfig.model_fields[section[0]].annotation if section else TrainConfig
+        assert name in model.model_fields, (field, key)
 
 
 def test_cli_reports_config_error_with_exit_code_2(tmp_path):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.client.wire.session import StepResult
-from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
+from openenv_prime.evaluation.config import DEFAULT_SYSTEM_PROMPT
 from tests.play.lookalike_envs import ENVIRONMENTS
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
-from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
+from openenv_prime.evaluation.config import DEFAULT_SYSTEM_PROMPT
 from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer
 from tests.play.players import grid_rule, mcp_rule, user_texts
 from tests.support.waiting import HANG_GUARD_S

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from openenv_prime.evaluation import EvalConfig, OpenAIPolicy, run_eval
-from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
+from openenv_prime.evaluation.config import DEFAULT_SYSTEM_PROMPT
 from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer, last_user_text
 
 QUESTION = re.compile(r"What is (\d+) \+ (\d+)\?")

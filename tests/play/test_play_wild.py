@@ -17,7 +17,7 @@ from openenv_prime.client.prompts.actions import ActionFormat
 from openenv_prime.client.prompts.observations import DEFAULT_BUDGET
 from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.evaluation import EvalConfig, run_eval
-from openenv_prime.evaluation.prompts import DEFAULT_SYSTEM_PROMPT
+from openenv_prime.evaluation.config import DEFAULT_SYSTEM_PROMPT
 from tests.play import wild_envs
 from tests.play.wild_envs import TASKS, TOOL_COUNT, calendar_tools
 

@@ -91,7 +91,7 @@ def test_server_down_at_load_names_the_url():
         port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
     with pytest.raises(OpenEnvError) as caught:
-        _load(url, http_timeout=2.0)
+        _load(url, timeout=2.0)
     assert url in str(caught.value)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.harness import EvalHarness
 from openenv_prime.evaluation.schedule import EvalSchedule
-from openenv_prime.mlx_trainer.config import EVAL_SETTINGS, TrainConfig
+from openenv_prime.mlx_trainer.config import MLX_EVAL_SPELLING, TrainConfig
 from openenv_prime.mlx_trainer.training.checkpoint import TrainerState
 from openenv_prime.mlx_trainer.training.rundir import LOG
 from openenv_prime.mlx_trainer.training.setup import TrainerParts
@@ -29,11 +29,10 @@ def eval_config(config: TrainConfig, parts: TrainerParts) -> EvalConfig:
     reply format included when ``grpo.system_prompt`` is empty) and the environment's prompt settings and rules."""
     env, ev = config.environment, config.eval
     return EvalConfig(
-        base_url=parts.base_url, env_name=parts.env_name, tasks=env.tasks, split=env.test_split, per_family=ev.tasks_per_family,
-        seed=config.seed, family_field=env.family_field, system_prompt=config.grpo.system_prompt,
-        reset_kwargs=env.reset_kwargs,
-        **env.prompt_fields(), **env.episode_fields(),
-        max_concurrency=min(32, env.max_sessions), timeout=env.timeout, check_reset=env.check_reset,
+        **{**env.server_fields(), "base_url": parts.base_url, "env_name": parts.env_name},
+        split=env.test_split, per_family=ev.tasks_per_family, seed=config.seed, system_prompt=config.grpo.system_prompt,
+        reset_kwargs=env.reset_kwargs, **env.prompt_fields(), **env.episode_fields(),
+        max_concurrency=min(32, env.max_sessions),
     )
 
 
@@ -43,7 +42,7 @@ async def evaluate_if_due(config: TrainConfig, parts: TrainerParts, state: Train
     schedule = eval_schedule(config)
     if not schedule.due(state.step):  # most steps: no eval config built, nothing validated
         return
-    harness = EvalHarness(eval_config(config, parts), schedule, log=run_dir / LOG, done=state.evals, settings=EVAL_SETTINGS)
+    harness = EvalHarness(eval_config(config, parts), schedule, log=run_dir / LOG, done=state.evals, spelling=MLX_EVAL_SPELLING)
     if not harness.due(state.step):  # evaluated before a resume
         return
     from openenv_prime.mlx_trainer.rollouts.policy import TrainerPolicy

@@ -14,16 +14,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from openenv_prime.client.setup import SettingNames
 from openenv_prime.mlx_trainer.config import EnvironmentConfig, TrainConfig
 from openenv_prime.mlx_trainer.errors import TrainingError
 from openenv_prime.mlx_trainer.rollouts.runner import EpisodeRunner
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
-
-
-TRAINER_SETUP_NAMES = SettingNames(split="environment.train_split", family_field="environment.family_field",
-                             action_field="environment.action_field", check_reset="environment.check_reset = false")
-"""How the trainer's TOML spells what the setup names in its errors and notes."""
 
 
 @dataclass(frozen=True)
@@ -67,8 +61,8 @@ async def build_parts(config: TrainConfig, base_url: str, mlx: MainThreadMLX, sa
     model, tokenizer, optimizer = await mlx.run(load_trainable, config)
 
     def prepare():
-        with EnvironmentSetup(base_url, tasks=env.tasks, env_name=env.env_name, timeout=env.timeout) as setup:
-            return setup.prepare(env.train_split, env, TRAINER_SETUP_NAMES)
+        with EnvironmentSetup.of(env.model_copy(update={"base_url": base_url})) as setup:
+            return setup.prepare(env.train_split, env, env.spelling)
 
     found = await asyncio.to_thread(prepare)  # the setup's HTTP calls and its reset check are synchronous
     for note in found.notes:
