@@ -25,7 +25,7 @@ DOC = re.compile(r"\bdocs/([\w.-]+\.md)\b")
 EXAMPLE = re.compile(r"^ +(openenv-prime\s.*)$", re.MULTILINE)  # an indented command line in a description or epilog
 SHELL_OPERATORS = {"&", "&&", "|", ">", ">>", ";"}
 # Repository folders an installed package does not have: help may not send a user there for a file.
-REPOSITORY_ONLY = ("configs/", "patches/", "scripts/", "examples/", "benchmarks/")
+REPOSITORY_ONLY = ("configs/", "patches/", "scripts/", "examples/", "benchmarks/", "studies/")
 
 
 def commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):

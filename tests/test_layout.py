@@ -1,6 +1,7 @@
 """The repository's layout rules outside the package (docs/architecture.md): `tests/` is imported by nothing else,
-benchmarks and patches never edit `sys.path` (they run as modules, or with PYTHONPATH set by their shell script), and
-every benchmark is a module with its row and exact command in benchmarks/README.md; no two test modules share a name."""
+benchmarks, studies and patches never edit `sys.path` (they run as modules, or with PYTHONPATH set by their shell
+script), benchmarks and studies import each other never and the package neither, and every benchmark and every study is
+a module with its row and exact command in its folder's README.md; no two test modules share a name."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
-DOCS = [ROOT / "README.md", BENCHMARKS / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+STUDIES = ROOT / "studies"
+SCRIPT_FOLDERS = [BENCHMARKS, STUDIES]  # modules that print the tables the docs quote, each listed in its README.md
+DOCS = [ROOT / "README.md", BENCHMARKS / "README.md", STUDIES / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def python_files_outside_tests() -> list[Path]:
@@ -57,27 +60,42 @@ def test_no_file_outside_tests_imports_from_tests(path):
     assert not bad, f"{rel(path)} imports {bad}: code that tests/ shares with others goes to openenv_prime/testing/"
 
 
-@pytest.mark.parametrize("path", sorted([*BENCHMARKS.rglob("*.py"), *(ROOT / "patches").rglob("*.py")]), ids=rel)
-def test_no_benchmark_or_patch_touches_sys_path(path):
+@pytest.mark.parametrize("path", sorted(p for top in (BENCHMARKS, STUDIES, ROOT / "patches") for p in top.rglob("*.py")),
+                         ids=rel)
+def test_no_benchmark_study_or_patch_touches_sys_path(path):
     lines = touches_sys_path(path)
     assert not lines, (f"{rel(path)} uses sys.path on lines {lines}: run it as a module from the repository root "
-                       "(python -m benchmarks....), or set PYTHONPATH in the shell script that runs it")
+                       "(python -m benchmarks.... or python -m studies....), or set PYTHONPATH in the shell script that "
+                       "runs it")
 
 
 def test_the_checks_see_what_they_check(tmp_path):
     """Guards against rules that pass because they found nothing."""
     files = {rel(p) for p in python_files_outside_tests()}
-    assert {"openenv_prime/cli.py", "benchmarks/imports.py", "patches/orchestrator_smoke.py"} <= files
+    assert {"openenv_prime/cli.py", "benchmarks/imports.py", "studies/run_dirs.py", "patches/orchestrator_smoke.py"} <= files
     assert not any(name.startswith("tests/") for name in files)
     probe = tmp_path / "probe.py"
     probe.write_text("import sys\nfrom sys import path\nsys.path.insert(0, 'x')\nfrom tests.support import waiting\n")
     assert touches_sys_path(probe) == [2, 3] and "tests.support" in imported_modules(probe)
 
 
-def benchmark_modules() -> set[str]:
-    """`benchmarks.X.Y` for every script that runs (has a ``__main__`` block or is a package's ``__main__``)."""
+# Who may import whom outside the package (docs/architecture.md): a benchmark measures the package, a study asks what
+# it learns; neither uses the other, and the package uses neither.
+NEVER_IMPORTS = {"benchmarks": ("studies",), "studies": ("benchmarks",), "openenv_prime": ("benchmarks", "studies")}
+
+
+@pytest.mark.parametrize("path", [p for top in NEVER_IMPORTS for p in sorted((ROOT / top).rglob("*.py"))], ids=rel)
+def test_benchmarks_and_studies_stay_apart_and_the_package_uses_neither(path):
+    top = path.relative_to(ROOT).parts[0]
+    bad = sorted(name for name in imported_modules(path) if name.split(".")[0] in NEVER_IMPORTS[top])
+    assert not bad, f"{rel(path)} imports {bad}; {top}/ never imports {' or '.join(NEVER_IMPORTS[top])}/"
+
+
+def script_modules(folder: Path) -> set[str]:
+    """`FOLDER.X.Y` for every script under ``folder`` that runs (has a ``__main__`` block or is a package's
+    ``__main__``)."""
     modules = set()
-    for path in BENCHMARKS.rglob("*.py"):
+    for path in folder.rglob("*.py"):
         parts = path.relative_to(ROOT).with_suffix("").parts
         if path.name == "__main__.py":
             modules.add(".".join(parts[:-1]))
@@ -86,27 +104,34 @@ def benchmark_modules() -> set[str]:
     return modules
 
 
-def test_every_benchmark_folder_is_a_package():
-    folders = {path.parent for path in BENCHMARKS.rglob("*.py")}
-    assert folders and all((folder / "__init__.py").is_file() for folder in folders), sorted(
+@pytest.mark.parametrize("folder", SCRIPT_FOLDERS, ids=rel)
+def test_every_script_folder_is_a_package(folder):
+    folders = {path.parent for path in folder.rglob("*.py")}
+    assert folders and all((f / "__init__.py").is_file() for f in folders), sorted(
         rel(f) for f in folders if not (f / "__init__.py").is_file())
 
 
-def test_every_benchmark_has_its_row_and_command_in_the_readme():
-    rows = [line for line in (BENCHMARKS / "README.md").read_text().splitlines() if line.startswith("| `")]
-    commanded = {m for row in rows for m in re.findall(r"python -m (benchmarks(?:\.[a-z_0-9]+)+)", row)}
-    assert benchmark_modules() <= commanded, f"no README row runs {sorted(benchmark_modules() - commanded)}"
+@pytest.mark.parametrize("folder", SCRIPT_FOLDERS, ids=rel)
+def test_every_script_has_its_row_and_command_in_its_readme(folder):
+    rows = [line for line in (folder / "README.md").read_text().splitlines() if line.startswith("| `")]
+    commanded = {m for row in rows for m in re.findall(rf"python -m ({folder.name}(?:\.[a-z_0-9]+)+)", row)}
+    assert script_modules(folder), f"{rel(folder)} has no script"
+    missing = sorted(script_modules(folder) - commanded)
+    assert not missing, f"no {rel(folder)}/README.md row runs {missing}"
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=rel)
-def test_docs_name_only_benchmarks_that_exist(doc):
-    """Every `python -m benchmarks...` command and `benchmarks/...` path a page quotes is there to run."""
+def test_docs_name_only_benchmarks_and_studies_that_exist(doc):
+    """Every `python -m benchmarks...` or `python -m studies...` command and `benchmarks/...` or `studies/...` path a
+    page quotes is there to run."""
     text = doc.read_text()
-    modules = set(re.findall(r"-m (benchmarks(?:\.[a-z_0-9]+)+)", text))  # not a placeholder: benchmarks.FOLDER.NAME
-    missing = sorted(m for m in modules if m not in benchmark_modules())
-    paths = set(re.findall(r"\bbenchmarks/[\w/.]*\w", text))
-    missing += sorted(p for p in paths if not (ROOT / p).exists())
-    assert not missing, f"{rel(doc)} names benchmarks that do not exist: {missing}"
+    missing = []
+    for folder in SCRIPT_FOLDERS:  # not a placeholder such as benchmarks.FOLDER.NAME
+        modules = set(re.findall(rf"-m ({folder.name}(?:\.[a-z_0-9]+)+)", text))
+        missing += sorted(m for m in modules if m not in script_modules(folder))
+        paths = set(re.findall(rf"(?<![\w/]){folder.name}/[\w/.]*\w", text))  # not tests/studies/...
+        missing += sorted(p for p in paths if not (ROOT / p).exists())
+    assert not missing, f"{rel(doc)} names benchmarks or studies that do not exist: {missing}"
 
 
 def test_no_two_test_modules_share_a_name():

@@ -3,20 +3,17 @@ the prompts the trainer renders, a short training run with the settings of `conf
 the fixed batch two trainers are timed on. Each benchmark is its own module:
 
     LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python -m benchmarks.mlx_trainer.speed --model tiny
-    LD_PRELOAD=... .venv/bin/python -m benchmarks.mlx_trainer.compare --seeds 0 1 2 3 --out runs/compare
     LD_PRELOAD=... .venv/bin/python -m benchmarks.mlx_trainer.vs_mlx_lm_lora --rounds 2
     LD_PRELOAD=... .venv/bin/python -m benchmarks.mlx_trainer.quantized --rounds 1
     LD_PRELOAD=... .venv/bin/python -m benchmarks.mlx_trainer.interrupt --tries 4
 
-The runs train with `configs/mlx/chain-sum.toml` (the comparison pins its own settings, those of the default run when
-it was measured), not the embedded default, so that a change of the default run does not change what these tables
-measure.
+The runs train with `configs/mlx/chain-sum.toml`, not the embedded default, so that a change of the default run does
+not change what these tables measure.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from pathlib import Path
 
@@ -108,20 +105,6 @@ def environment(model: str, tmp: Path):
     else:
         with local_server("chain-sum", tiers=5, max_sessions=64) as url:
             yield model_path(model, tmp), url, "tier", SYSTEM_PROMPT
-
-
-def finished(run: Path) -> bool:
-    """True when the run directory holds a finished run."""
-    from openenv_prime.mlx_trainer.training.checkpoint import latest_checkpoint
-
-    last = latest_checkpoint(run)
-    return last is not None and json.loads((last / "state.json").read_text()).get("finished", False)
-
-
-def records(run: Path) -> tuple[list[dict], list[dict]]:
-    """The step lines and the eval lines of RUN/log.jsonl."""
-    lines = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines() if line.strip()]
-    return [line for line in lines if line["type"] == "step"], [line for line in lines if line["type"] == "eval"]
 
 
 def shared_batch(path: Path, tasks: int, group: int, new_tokens: int, seed: int) -> dict:

@@ -18,9 +18,10 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.trl.vs_mlx import ROOT, EXAMPLE
-
 from openenv_prime.envs.launch import local_server
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "trl_smollm2.py"
 
 
 def run(processes: int, seed: int, steps: int, url: str, out: Path) -> dict:

@@ -1,4 +1,5 @@
-"""Read fenced code blocks and relative links out of README.md and docs/*.md, for the docs tests."""
+"""Read fenced code blocks and relative links out of README.md, docs/*.md and the READMEs of benchmarks/ and studies/,
+for the docs tests."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 
 
 def doc_pages() -> list[Path]:
-    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "benchmarks" / "README.md",
+            ROOT / "studies" / "README.md"]
 
 
 @dataclass(frozen=True)

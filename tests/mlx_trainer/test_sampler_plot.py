@@ -8,8 +8,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openenv_prime.mlx_trainer.report import (build_sampler_figure, eval_headline, load_run, load_steps, plot_compare,
-                                             plot_run, summarize)
+from openenv_prime.mlx_trainer.report import (build_sampler_figure, eval_headline, load_run, load_steps, plot_run,
+                                             summarize)
 
 
 def write_log(run: Path, draws_per_step: list[dict[str, int]], *, with_p: bool = True, evals: bool = True) -> Path:
@@ -96,13 +96,12 @@ def test_no_headline_before_a_second_eval(tmp_path):
     assert "test-split eval" not in summarize(run)
 
 
-def test_panel_and_compare_pngs_are_written(tmp_path):
+def test_panel_pngs_are_written(tmp_path):
     cur = write_log(tmp_path / "seed0" / "curriculum", MOVING)
     uni = write_log(tmp_path / "seed0" / "uniform", [{"0": 8, "1": 8}] * 8, with_p=False, evals=False)
     assert [p.name for p in plot_run(cur)] == ["accuracy.png", "curriculum.png"]
     assert [p.name for p in plot_run(uni)] == ["curriculum.png"]  # no evals: the panel still draws
     assert all(p.stat().st_size > 10_000 for run in (cur, uni) for p in (run / "plots").iterdir())
-    assert plot_compare([cur, uni], tmp_path / "cmp.png").stat().st_size > 10_000
 
 
 @given(st.lists(st.fixed_dictionaries({"0": st.integers(0, 16), "1": st.integers(0, 16)})

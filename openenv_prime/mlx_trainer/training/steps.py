@@ -136,7 +136,7 @@ class TrainingSteps:
 
         batch: dict[str, list] = {"sequences": [], "masks": [], "advantages": []}
         with_signal = unscored_groups = 0
-        group_rewards = []  # per group: what the sampler heard, for calibrating samplers (benchmarks/worlds/calibration.py)
+        group_rewards = []  # per group: what the sampler heard, for calibrating samplers (studies/worlds/calibration.py)
         for task, group in zip(tasks, played.groups):
             scored = [r for r in group if r.reward is not None]  # a missing reward is left out, never 0.0
             if not scored:

@@ -1,4 +1,4 @@
-"""The one simulator (benchmarks/worlds/): the suite and the tiers report run, runs are reproducible, worlds obey
+"""The one simulator (studies/worlds/): the suite and the tiers report run, runs are reproducible, worlds obey
 their own rules, samplers see only (task, rewards), and screening rollouts are paid for. Numbers are read from
 the tables, not asserted here: these check structure."""
 
@@ -10,9 +10,9 @@ import pytest
 
 @pytest.fixture(scope="module")
 def worlds():
-    """The benchmarks.worlds package, imported from the repository root."""
+    """The studies.worlds package, imported from the repository root."""
     names = ("suite", "tiers", "peers", "peers2025", "simulate", "worlds")
-    return {name: importlib.import_module(f"benchmarks.worlds.{name}") for name in names}
+    return {name: importlib.import_module(f"studies.worlds.{name}") for name in names}
 
 
 def test_quick_mode_prints_a_table_per_world_with_every_sampler(worlds, capsys):

@@ -14,7 +14,7 @@ import random
 from typing import Any, Callable, Sequence
 
 from openenv_prime.samplers import CurriculumSampler, SequentialSampler, Task, UniformSampler
-from benchmarks.worlds.worlds import Layout
+from studies.worlds.worlds import Layout
 
 FAMILIES, TASKS = "families", "tasks"
 

@@ -1,4 +1,4 @@
-"""A peer selector from the learning simulator (`benchmarks/worlds/peers2025.py`) as a sampler of this package's
+"""A peer selector from the learning simulator (`studies/worlds/peers2025.py`) as a sampler of this package's
 interface, so a real training run can use it: ``make_peer_sampler("greso", pool, seed=0, group_size=8)``.
 
 The rule is not written again here: the adapter drives the simulator's own peer object, so the real run trains with
@@ -8,16 +8,16 @@ included) that a checkpoint saves and a resumed run continues exactly. Only the 
 real run a question is drawn about once (e.g. 240 train tasks, 128 draws), so a per-question trace never forms and a
 per-task rule is its uniform draw; SPEED-RL screens with extra rollouts, which a sampler cannot spend.
 
-This is a benchmark part, not a package sampler: `openenv-prime train` does not offer it.
+This is a part of the studies, not a package sampler: `openenv-prime train` does not offer it.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
-from benchmarks.worlds.peers import FAMILIES, Peer
-from benchmarks.worlds.peers2025 import BOTS, GRESO, SEC, MoPPS, _EpochOrder
-from benchmarks.worlds.worlds import Layout
+from studies.worlds.peers import FAMILIES, Peer
+from studies.worlds.peers2025 import BOTS, GRESO, SEC, MoPPS, _EpochOrder
+from studies.worlds.worlds import Layout
 from openenv_prime.samplers import Task, TaskPool
 from openenv_prime.samplers.pooled import PooledSampler
 from openenv_prime.samplers.rngstate import rng_from_json, rng_to_json

@@ -15,7 +15,7 @@ RFC 013's reference experiment at this machine's scale (docs/mlx.md, its plan wr
 `--samplers curriculum uniform --seeds 0 1 2 3 4 5 6 7 --datasets letter_counting,number_sequence,products,aiw --tiers 2
 --heldout-size 25 --steps 20 --eval-every 4 --out runs/rfc-reference`.
 
-    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python -m benchmarks.mlx_trainer.compare --seeds 0 1 2 3 --out runs/compare
+    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python -m studies.mlx_runs.compare --seeds 0 1 2 3 --out runs/compare
 
 The 9-family comparison of docs/mlx.md (its plan written before the runs) is `--samplers curriculum frontier greso
 uniform --datasets products,basic_arithmetic,chain_sum --tiers 3 --steps 32 --eval-every 32 --seeds 0 ... 9
@@ -29,7 +29,8 @@ finished run is skipped and a started one resumes from its checkpoint, so a kill
 The untrained model's step-0 eval (greedy, so the same in every run) is made by the first run only and shared by the
 report; runs whose step-0 evals differ are refused as not one comparison.
 --report-only prints the tables and draws the plot from what is there. --model tiny is the smoke path (a random tiny
-model, seconds). The peer comes from benchmarks/worlds/peer_sampler.py (the simulator's own rule behind the sampler interface).
+model, seconds). The peer comes from studies/worlds/peer_sampler.py (the simulator's own rule behind the sampler interface).
+The runs are read back by studies/run_dirs.py.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.mlx_trainer.common import SYSTEM_PROMPT, finished, model_path, records
+from studies.run_dirs import baseline_eval, finished, load_runs
 
 # The package's samplers by the name a run directory takes: (sampler name, kwargs). "curriculum" is whatever the
 # package's default is when the comparison runs (signal="calibrated" in the runs of 2026-12-04 and 05, frontier
@@ -64,7 +65,7 @@ SMOLLM2 = {
     "lora": {"rank": 8, "scale": 20.0, "layers": 8, "dropout": 0.0},
     "grpo": {"group_size": 8, "tasks_per_step": 4, "max_new_tokens": 8, "temperature": 1.0, "learning_rate": 1e-4,
              "lr_schedule": "cosine", "min_lr_ratio": 0.1, "clip": 0.2, "kl_beta": 0.0, "updates_per_step": 1,
-             "system_prompt": SYSTEM_PROMPT},
+             "system_prompt": "Reply with only the final number."},
 }
 TINY = {  # the smoke path: a random dim-64 model that learns nothing here, but runs every part in seconds
     "lora": {"rank": 8, "scale": 20.0, "layers": -1, "dropout": 0.0},
@@ -98,7 +99,11 @@ def compare(args) -> None:
     out.mkdir(parents=True, exist_ok=True)
     model = "smollm2-135m"
     if args.model == "tiny":  # built once, so that a resumed compare trains the same model
-        model = str(out / "tiny") if (out / "tiny" / "config.json").is_file() else model_path("tiny", out)
+        from openenv_prime.mlx_trainer.model.sources import build_tiny_model
+
+        if not (out / "tiny" / "config.json").is_file():
+            build_tiny_model(out / "tiny")
+        model = str(out / "tiny")
     names = {s: run_name(s, args.learning_rate) for s in args.samplers}
     todo = [(seed, s) for seed in args.seeds for s in args.samplers if not finished(out / f"seed{seed}" / names[s])]
     if todo:
@@ -158,7 +163,7 @@ def train_one(spec_path: str, run: str, url: str) -> None:
     config = config_from_dict(data)
     wrapper = None
     if spec["peer"]:
-        from benchmarks.worlds.peer_sampler import make_peer_sampler
+        from studies.worlds.peer_sampler import make_peer_sampler
 
         def wrapper(stand_in):
             return make_peer_sampler(spec["peer"], stand_in.pool, seed=config.seed, group_size=config.grpo.group_size)
@@ -168,45 +173,12 @@ def train_one(spec_path: str, run: str, url: str) -> None:
         raise SystemExit(f"{run}: {error}") from None
 
 
-def baseline_eval(out: Path) -> dict | None:
-    """The step-0 eval of the comparison (the untrained model, greedy: the same in every run that made one); None
-    before any run made it. Refuses runs whose step-0 evals differ: they would not be the same model and questions."""
-    found = None
-    for log in sorted(out.glob("seed*/*/log.jsonl")):
-        for record in records(log.parent)[1]:
-            if record["step"] == 0:
-                if found is not None and record["accuracy"] != found["accuracy"]:
-                    raise SystemExit(f"{log}: its step-0 eval differs from another run's in {out}: not one comparison")
-                found = record
-    return found
-
-
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
 
 # -- the report ----------------------------------------------------------------------------------------------------
-
-
-def load_runs(out: Path, samplers: list[str]) -> dict[str, dict[int, dict]]:
-    """sampler -> seed -> the run's step lines, eval lines (one per step, the last kept) and bench record."""
-    runs: dict[str, dict[int, dict]] = {}
-    baseline = baseline_eval(out)
-    for sampler in samplers:
-        for path in sorted(out.glob(f"seed*/{sampler}/log.jsonl")):
-            run = path.parent
-            steps, evals = records(run)
-            steps = list({s["step"]: s for s in steps}.values())
-            evals = list({e["step"]: e for e in evals}.values())
-            if baseline is not None and (not evals or evals[0]["step"] != 0):
-                evals.insert(0, baseline)  # the comparison's one step-0 eval
-            if not steps or not evals:
-                continue
-            bench = json.loads((run / "bench.json").read_text()) if (run / "bench.json").is_file() else {"parts": []}
-            runs.setdefault(sampler, {})[int(run.parent.name.removeprefix("seed"))] = {
-                "steps": steps, "evals": evals, "finished": finished(run), "bench": bench["parts"]}
-    return runs
 
 
 def families_in_reach(runs: dict[str, dict[int, dict]]) -> list[str]:
@@ -558,13 +530,13 @@ def plot(runs: dict[str, dict[int, dict]], families: list[str], reach: list[str]
 
 
 def main() -> None:
-    from benchmarks.worlds.peer_sampler import PEERS
+    from studies.worlds.peer_sampler import PEERS
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
     parser.add_argument("--samplers", nargs="+", default=["curriculum", "uniform", PEER],
                         help=f"in this order within each seed, of {', '.join([*PACKAGE_SAMPLERS, *PEERS])}; a peer "
-                             "name runs benchmarks/worlds/peer_sampler.py's adapter. With --report-only, run directory "
+                             "name runs studies/worlds/peer_sampler.py's adapter. With --report-only, run directory "
                              "names (e.g. reach-lr5e-05) are taken too")
     parser.add_argument("--learning-rate", type=float, default=None,
                         help="instead of the pinned 1e-4; the runs go to seedN/SAMPLER-lrLR (e.g. reach-lr5e-05)")

@@ -1,4 +1,4 @@
-"""benchmarks/mlx_trainer/compare.py's two readings of RFC 013 (per episode, per generated token) on synthetic run logs."""
+"""studies/mlx_runs/compare.py's two readings of RFC 013 (per episode, per generated token) on synthetic run logs."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.mlx_trainer.compare import (
+from studies.mlx_runs.compare import (
     episode_mean,
     interpolate,
-    load_runs,
     paired,
     plot_tokens,
     readings,
@@ -19,6 +18,7 @@ from benchmarks.mlx_trainer.compare import (
     token_curve,
     window_mean,
 )
+from studies.run_dirs import load_runs
 
 FAMILIES = ("a/0", "b/0")
 

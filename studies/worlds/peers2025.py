@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from benchmarks.worlds.peers import TASKS, Peer
+from studies.worlds.peers import TASKS, Peer
 
 
 class _EpochOrder:

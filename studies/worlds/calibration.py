@@ -1,7 +1,7 @@
 """Calibration from real runs: what the simulator must reproduce about each task family, read from run logs.
 
-    .venv/bin/python -m benchmarks.worlds.calibration runs/compare-9/seed0/frontier ... [--json OUT.json]
-    .venv/bin/python -m benchmarks.worlds.calibration --simulate calibrated --samplers "GRESO (families)" --seeds 10
+    .venv/bin/python -m studies.worlds.calibration runs/compare-9/seed0/frontier ... [--json OUT.json]
+    .venv/bin/python -m studies.worlds.calibration --simulate calibrated --samplers "GRESO (families)" --seeds 10
 
 The second form measures the simulator's world the same way, from the groups its runs train on, so a world is
 checked against real runs with the same estimators.
@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from openenv_prime.samplers.validation import has_spread
+from studies.run_dirs import step_lines
 
 SUCCESS = 1.0  # a reward at least this is a success (the curriculum's success_threshold)
 TOLERANCE = 1e-6  # rewards differing by more than this give GRPO signal
@@ -65,10 +66,7 @@ class Family:
 
 def read_run(path: Path, group_size: int = 8) -> tuple[dict[str, list[Group]], dict[str, float]]:
     """(family -> its groups in order, family -> the sampler's final predicted_signal) of one run."""
-    log = path / "log.jsonl" if path.is_dir() else path
-    lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-    steps = [line for line in lines if line.get("type", "step") == "step"]
-    steps = list({line.get("step", i): line for i, line in enumerate(steps)}.values())  # a resumed step: the last
+    steps = step_lines(path)  # a step logged again (a resumed run): the last line
     groups: dict[str, list[Group]] = {}
     if steps and "group_rewards" in steps[0]:
         for line in steps:
@@ -174,9 +172,9 @@ def calibrate(paths: list[Path], group_size: int = 8) -> dict[str, dict]:
 
 def simulated_runs(world: str, samplers: list[str], seeds: range) -> list[tuple[dict[str, list[Group]], dict[str, float]]]:
     """The groups each simulated run trained on, per family, as ``read_run`` gives a real run's (no sampler estimate)."""
-    from benchmarks.worlds import suite
-    from benchmarks.worlds.simulate import simulate
-    from benchmarks.worlds.worlds import WORLDS
+    from studies.worlds import suite
+    from studies.worlds.simulate import simulate
+    from studies.worlds.worlds import WORLDS
 
     runs = []
     for name in samplers:
@@ -285,7 +283,7 @@ def _bin_names() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.worlds.calibration", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m studies.worlds.calibration", description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="*", type=Path, help="MLX run directories (with log.jsonl) or JSONL metric files")
     parser.add_argument("--simulate", metavar="WORLD", help="measure a world of the simulator instead (e.g. calibrated)")
     parser.add_argument("--samplers", nargs="+", default=["curriculum"],
@@ -314,8 +312,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _simulation(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[str, list[str], range]:
-    from benchmarks.worlds import suite
-    from benchmarks.worlds.worlds import WORLDS
+    from studies.worlds import suite
+    from studies.worlds.worlds import WORLDS
 
     if args.simulate not in WORLDS:
         parser.error(f"--simulate {args.simulate!r}: no such world; choose one of {', '.join(WORLDS)}")

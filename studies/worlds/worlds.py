@@ -250,7 +250,7 @@ class CoinFlips(World):
 
 
 class Calibrated(World):
-    """The real runs' world, from `benchmarks/worlds/calibration.py` on SmolLM2 runs (docs/samplers.md): three
+    """The real runs' world, from `studies/worlds/calibration.py` on SmolLM2 runs (docs/samplers.md): three
     reasoning-gym datasets in three tiers, of which only tier 0 is in reach; a family's tasks differ widely (offsets
     ~ N(0, 3.5) logits: outcomes within a family correlate with rho about 0.5-0.7, as measured), so a family's groups
     are all-wrong or all-right more often than its mean p predicts; a short run (32 steps of 4 groups); learning fast

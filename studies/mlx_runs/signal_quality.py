@@ -8,7 +8,7 @@ family's held-out accuracy at the last eval against log(1 + the run's groups wit
 sampler, the mean over its runs of each run's mean residual (a run's families share one model), with its standard
 error over runs. A positive residual: more held-out questions answered than runs with as many groups with signal.
 
-    .venv/bin/python -m benchmarks.mlx_trainer.signal_quality --out runs/compare-9 \\
+    .venv/bin/python -m studies.mlx_runs.signal_quality --out runs/compare-9 \\
         --samplers curriculum frontier greso uniform reach reach-lr5e-05 frontier-lr5e-05
 """
 
@@ -21,8 +21,9 @@ from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
 
-from benchmarks.mlx_trainer.compare import families_in_reach, load_runs
-from benchmarks.worlds.calibration import TOLERANCE
+from studies.mlx_runs.compare import families_in_reach
+from studies.run_dirs import load_runs
+from studies.worlds.calibration import TOLERANCE
 from openenv_prime.samplers.validation import has_spread
 
 
@@ -37,7 +38,7 @@ class Point(NamedTuple):
 
 
 def points(runs: dict[str, dict[int, dict]], families: list[str]) -> list[Point]:
-    """A point per finished run and family (runs as compare.load_runs gives them)."""
+    """A point per finished run and family (runs as run_dirs.load_runs gives them)."""
     out = []
     for sampler, by_seed in runs.items():
         for seed, run in sorted(by_seed.items()):

@@ -1,11 +1,11 @@
 """The default run in TRL beside the MLX trainer, interleaved per seed: held-out gain, seconds per step, peak memory,
 and the share of a TRL step spent in openenv-prime's sampler, dataset, reward hook and eval scheduling.
 
-    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python -m benchmarks.trl.vs_mlx --seeds 0 1 2
+    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python -m studies.trl_vs_mlx --seeds 0 1 2
 
 Per seed: `examples/trl_smollm2.py` (TRL 1.16 GRPOTrainer, SmolLM2-135M-Instruct from the GGUF, LoRA, the curriculum
 over reasoning-gym's products/0 and basic_arithmetic/0), then `openenv-prime train` on configs/mlx/default.toml with
-the same seed (benchmarks/mlx_trainer/default_run.py's runner): the same tasks, held-out questions, sampler, group
+the same seed (studies/mlx_runs/default_run.py's runner): the same tasks, held-out questions, sampler, group
 size, token budget, LoRA and learning-rate schedule. Each run is its own process; its peak resident memory is the
 process's (and its server's) maximum, read with wait4. A finished seed's run directories are reported, not run again.
 """
@@ -21,9 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.mlx_trainer.default_run import run_seed as run_mlx_seed
+from studies.mlx_runs.default_run import run_seed as run_mlx_seed
+from studies.run_dirs import run_json
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "trl_smollm2.py"
 
 
@@ -43,8 +44,8 @@ def run_trl_seed(seed: int, out: Path) -> dict:
         if code != 0:
             raise SystemExit(f"TRL seed {seed} failed (exit {code}); see {run}")
         (run / "bench.json").write_text(json.dumps({"wall_s": wall, "peak_rss_mb": peak, "load": os.getloadavg()[0]}))
-    summary = json.loads((run / "summary.json").read_text())
-    bench = json.loads((run / "bench.json").read_text())
+    summary = run_json(run, "summary.json")
+    bench = run_json(run, "bench.json")
     first, last = summary["evals"][0], summary["evals"][-1]
     return {"trainer": "TRL", "seed": seed, "first": first, "last": last, "step_s": summary["seconds_per_step"],
             "peak_mb": bench["peak_rss_mb"], "overhead": summary["overhead_share"], "timers": summary["timers"],
@@ -54,13 +55,13 @@ def run_trl_seed(seed: int, out: Path) -> dict:
 def run_mlx(seed: int, out: Path) -> dict:
     run = out / f"mlx-seed{seed}"
     if not (run / "bench-peak.json").is_file():
-        code, wall, peak = run_child([sys.executable, "-c", "from benchmarks.mlx_trainer.default_run import run_seed; "
+        code, wall, peak = run_child([sys.executable, "-c", "from studies.mlx_runs.default_run import run_seed; "
                                       f"from pathlib import Path; run_seed({seed}, Path({str(out / 'mlx')!r}), [])"])
         if code != 0:
             raise SystemExit(f"MLX seed {seed} failed (exit {code})")
         run.mkdir(parents=True, exist_ok=True)
         (run / "bench-peak.json").write_text(json.dumps({"peak_rss_mb": peak, "wall_s": wall, "load": os.getloadavg()[0]}))
-    measured = json.loads((run / "bench-peak.json").read_text())
+    measured = run_json(run, "bench-peak.json")
     row = run_mlx_seed(seed, out / "mlx", [])  # the finished run's table row
     return {"trainer": "MLX", "seed": seed, "first": row["first"], "last": row["last"], "step_s": row["step_s"],
             "peak_mb": measured["peak_rss_mb"], "overhead": None, "wall_s": measured["wall_s"],

@@ -27,7 +27,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from benchmarks.worlds.worlds import World
+from studies.worlds.worlds import World
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""benchmarks/mlx_trainer/signal_quality.py: held-out accuracy at equal groups with signal, per sampler."""
+"""studies/mlx_runs/signal_quality.py: held-out accuracy at equal groups with signal, per sampler."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.mlx_trainer.signal_quality import Point, points, residuals, table
+from studies.mlx_runs.signal_quality import Point, points, residuals, table
 
 ROOT = Path(__file__).resolve().parents[2]
 FAMILIES = ["products/0", "chain_sum/0"]
 
 
 def run(signal: dict[str, int], flat: int, accuracy: dict[str, float], finished: bool = True) -> dict:
-    """A run as compare.load_runs gives it: per family `signal[f]` groups whose rewards differ, `flat` all-wrong ones."""
+    """A run as run_dirs.load_runs gives it: per family `signal[f]` groups whose rewards differ, `flat` all-wrong ones."""
     groups = [{"key": f, "index": i, "rewards": [1.0, 0.0, 0.0, 1.0]} for f, n in signal.items() for i in range(n)]
     groups += [{"key": f, "index": 99, "rewards": [0.0, 0.0, 0.0, 0.0]} for f in signal for _ in range(flat)]
     # a group whose rewards differ by less than the tolerance gives GRPO nothing: not counted
@@ -71,6 +71,6 @@ def test_residuals_sum_to_zero_per_family_and_ignore_a_shift_of_every_accuracy(p
 
 
 def test_a_folder_without_finished_runs_is_refused_with_what_to_name(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "benchmarks.mlx_trainer.signal_quality", "--out", str(tmp_path),
+    done = subprocess.run([sys.executable, "-m", "studies.mlx_runs.signal_quality", "--out", str(tmp_path),
                            "--samplers", "curriculum"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "no finished run of curriculum" in done.stderr and "--report-only" in done.stderr

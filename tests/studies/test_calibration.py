@@ -1,4 +1,4 @@
-"""Calibration from run logs (benchmarks/worlds/calibration.py) measures what it claims, and the calibrated world
+"""Calibration from run logs (studies/worlds/calibration.py) measures what it claims, and the calibrated world
 reproduces what real runs gave: GRESO ahead of the frontier rule, both ahead of uniform, and a family's signal running
 out as it is trained on."""
 
@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from benchmarks.worlds import calibration, suite
-from benchmarks.worlds.simulate import simulate
-from benchmarks.worlds.worlds import WORLDS
+from studies.worlds import calibration, suite
+from studies.worlds.simulate import simulate
+from studies.worlds.worlds import WORLDS
 
 
 def _write_run(path, families, steps=40, groups_per_step=6, g=8, seed=0):

@@ -1,6 +1,6 @@
 """Run every sampler in every world over seeds and print one table per world, plus a verdict.
 
-Run from the repository root: ``.venv/bin/python -m benchmarks.worlds [--seeds 10] [--worlds ...] [--quick]``.
+Run from the repository root: ``.venv/bin/python -m studies.worlds [--seeds 10] [--worlds ...] [--quick]``.
 The simulator and its measures are in ``simulate.py``, the worlds in ``worlds.py``, the peers in
 ``peers.py`` and ``peers2025.py``. Every sampler of a seed meets the same world layout and reward stream.
 Wins: seeds on which the default curriculum (or the rule named by --wins-for) does better than that row's
@@ -15,9 +15,9 @@ import statistics
 import time
 from typing import Any, Callable
 
-from benchmarks.worlds import peers, peers2025
-from benchmarks.worlds.simulate import Run, simulate
-from benchmarks.worlds.worlds import WORLDS, World
+from studies.worlds import peers, peers2025
+from studies.worlds.simulate import Run, simulate
+from studies.worlds.worlds import WORLDS, World
 
 DEFAULT = "curriculum"  # the package's default curriculum: the row the wins count for
 
@@ -187,7 +187,7 @@ def run_suite(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.worlds", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m studies.worlds", description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10, help="seeds per world and sampler (default 10)")
     parser.add_argument("--worlds", nargs="+", default=list(WORLDS), choices=list(WORLDS), metavar="WORLD",
                         help=f"worlds to run (default all: {', '.join(WORLDS)})")

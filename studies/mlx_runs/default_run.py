@@ -3,8 +3,8 @@ it takes. Per seed: greedy test-split accuracy per family at the first and the l
 tasks, sampled reward in the first and last quarter of the steps, groups with signal, seconds per step (from
 log.jsonl) and the wall time of the whole `openenv-prime train` command, with the load average beside it.
 
-    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python -m benchmarks.mlx_trainer.default_run --seeds 0 1 2
-    LD_PRELOAD=... .venv/bin/python -m benchmarks.mlx_trainer.default_run --seeds 0 --set grpo.learning_rate=1e-4 --out runs/lr1e-4
+    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0 .venv/bin/python -m studies.mlx_runs.default_run --seeds 0 1 2
+    LD_PRELOAD=... .venv/bin/python -m studies.mlx_runs.default_run --seeds 0 --set grpo.learning_rate=1e-4 --out runs/lr1e-4
 
 Each seed runs as its own `openenv-prime train` process, one after the other; --set KEY=VALUE (a TOML value) changes
 the default for a sweep. A finished seed's run directory is reported, not run again.
@@ -22,7 +22,7 @@ import time
 import tomllib
 from pathlib import Path
 
-from benchmarks.mlx_trainer.common import finished, records
+from studies.run_dirs import finished, records, run_json
 
 
 def config_with(overrides: list[str], seed: int) -> dict:
@@ -60,7 +60,7 @@ def run_seed(seed: int, out: Path, overrides: list[str]) -> dict:
         print(done.stdout, flush=True)
         (run / "bench.json").write_text(json.dumps({"wall_s": wall, "cpu_s": cpu, "load_start": load,
                                                     "load_end": os.getloadavg()[0]}))
-    bench = json.loads((run / "bench.json").read_text()) if (run / "bench.json").is_file() else {}
+    bench = run_json(run, "bench.json", {})
     steps, evals = records(run)
     n = len(steps)
     q = max(1, n // 4)

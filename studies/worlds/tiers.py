@@ -7,7 +7,7 @@ curriculum). Per sampler over seeds: the share of groups with signal until then,
 signal per 1,000 tokens, the curriculum's predicted signal beside the observed one, and curriculum-vs-
 uniform ratios; ``--sweep N`` varies transfer and tier steepness. The simulator is ``simulate.py``.
 
-Run from the repository root: .venv/bin/python -m benchmarks.worlds.tiers [--seeds 10] [--sweep 5]
+Run from the repository root: .venv/bin/python -m studies.worlds.tiers [--seeds 10] [--sweep 5]
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import statistics
 import time
 from typing import Callable
 
-from benchmarks.worlds import peers
-from benchmarks.worlds.simulate import Run, simulate
-from benchmarks.worlds.worlds import OrderedTiers
+from studies.worlds import peers
+from studies.worlds.simulate import Run, simulate
+from studies.worlds.worlds import OrderedTiers
 
 BUDGET = 400_000
 SAMPLERS: dict[str, Callable[..., peers.Peer]] = {
@@ -123,7 +123,7 @@ def sweep(seeds: int, budget: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.worlds.tiers", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m studies.worlds.tiers", description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10, help="seeds per sampler (the same seeds for every sampler)")
     parser.add_argument("--sweep", type=int, default=0, metavar="SEEDS",
                         help="also vary transfer and tier steepness, with this many seeds each (e.g. 5)")

@@ -1,5 +1,5 @@
-"""benchmarks/worlds/peer_sampler.py: the simulator's 2025 peers behind the package's sampler interface, as the
-real-run comparison (benchmarks/mlx_trainer/compare.py) trains with them. A checkpointed state must continue the exact
+"""studies/worlds/peer_sampler.py: the simulator's 2025 peers behind the package's sampler interface, as the
+real-run comparison (studies/mlx_runs/compare.py) trains with them. A checkpointed state must continue the exact
 draws, a bad state must be refused without a trace, and the draws must be the simulator's own rule's."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from openenv_prime.samplers import Task, TaskSampler
 
 @pytest.fixture(scope="module")
 def peers():
-    return importlib.import_module("benchmarks.worlds.peer_sampler")
+    return importlib.import_module("studies.worlds.peer_sampler")
 
 
 TASKS = [Task("train", i, f"f{i // 10}") for i in range(60)]  # 6 families of 10
@@ -45,9 +45,9 @@ def test_a_saved_state_continues_the_same_draws(peers, name, before, seed):
 
 
 def test_it_is_a_task_sampler_that_draws_what_the_simulator_rule_draws(peers):
-    from benchmarks.worlds.peers import FAMILIES
-    from benchmarks.worlds.peers2025 import GRESO
-    from benchmarks.worlds.worlds import Layout
+    from studies.worlds.peers import FAMILIES
+    from studies.worlds.peers2025 import GRESO
+    from studies.worlds.worlds import Layout
 
     sampler = peers.make_peer_sampler("greso", TASKS, seed=4, group_size=8)
     assert isinstance(sampler, TaskSampler)
