@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Iterator, NamedTuple, Sequence
 
 from openenv_prime.samplers.curriculum import _EVIDENCE, HISTORY_COLUMNS, evidence_column
 from openenv_prime.samplers.lineage import extended, history_digest, parse_lineage
@@ -46,8 +46,9 @@ from openenv_prime.samplers.rngstate import rng_from_json, rng_to_json
 from openenv_prime.samplers.sparse import expand
 from openenv_prime.samplers.statecheck import SAMPLER_STATE_VERSION, parse_amount, parse_count, parse_list, section
 
+_COUNTED = (*INT_STATS, "updates")  # integer counts: the workers' increments add
+_SUMMED = (*FLOAT_STATS, "predicted_sum")  # plain float sums: the workers' increments add
 _DECAYED = ("successes", "failures", "spread", "flat", "expected")  # s <- gamma*s + x on each update of the key
-_SUMMED = ("predicted_sum",)  # plain sums
 _UNMERGEABLE = tuple(name for name in _EVIDENCE if name not in _DECAYED + _SUMMED)
 # Own evidence below -_SLACK * (1 + base value) means the state did not grow from the base; above it, rounding.
 _SLACK = 1e-9
@@ -63,6 +64,34 @@ def merge_state_dicts(states: Sequence[dict[str, Any]], base: dict[str, Any] | N
 
     states = [expand(state) for state in states]  # compact states (sparse.py) merge as their dense form
     base = expand(base)
+    _check_mergeable(states, base)
+    num_keys = int(states[0]["pool"]["num_keys"])
+    workers = [_parse(state, num_keys, f"states[{i}]") for i, state in enumerate(states)]
+    start = _parse(base, num_keys, "base") if base is not None else None
+    # One worker that loaded base without reseeding has no fork to record: its state is the merge.
+    alone = len(workers) == 1 and start is not None and start["digest"] not in workers[0]["lineage"]
+    if not alone:
+        _check_lineage(workers, start)
+    gamma = float(states[0]["config"]["gamma"])
+    order = _by_digest(workers)
+    start_columns = start["columns"] if start is not None else _fresh(num_keys)
+    columns = _merged_columns(start_columns, [workers[i]["columns"] for i in order], order, gamma)
+    if alone:  # merging it checked that it grew from base
+        return copy.deepcopy(states[0])
+    merged = copy.deepcopy(states[order[0]])
+    for name in (*INT_STATS, *FLOAT_STATS):
+        merged["stats"][name] = columns[name]
+    for name in ("updates", *_EVIDENCE):
+        merged["curriculum"][name] = columns[name]
+    if "task_evidence" in merged:
+        start_tasks = start["tasks"] if start is not None else {}
+        merged["task_evidence"] = _merged_tasks(start_tasks, [workers[i]["tasks"] for i in order], order, gamma)
+    merged["lineage"] = extended(start["lineage"], start["digest"]) if start is not None else []
+    return merged
+
+
+def _check_mergeable(states: list[dict[str, Any]], base: dict[str, Any] | None) -> None:
+    """At least one state, all CurriculumSampler states of one pool and config, with columns this module knows."""
     if _UNMERGEABLE:
         raise ValueError(f"merge_state_dicts does not know how to combine curriculum fields {_UNMERGEABLE}")
     if not states:
@@ -71,96 +100,111 @@ def merge_state_dicts(states: Sequence[dict[str, Any]], base: dict[str, Any] | N
         _check_same_run(state, states[0], f"states[{i}]")
     if base is not None:
         _check_same_run(base, states[0], "base")
-    k = int(states[0]["pool"]["num_keys"])
-    parsed = [_parse(state, k, f"states[{i}]") for i, state in enumerate(states)]
-    start = _parse(base, k, "base") if base is not None else None
-    # One worker that loaded base without reseeding has no fork to record: its state is the merge.
-    alone = len(parsed) == 1 and start is not None and start["digest"] not in parsed[0]["lineage"]
-    if not alone:
-        _check_lineage(parsed, start)
-    start_columns = start["columns"] if start is not None else _fresh(k)
-    gamma = float(states[0]["config"]["gamma"])
-    order = _by_digest(parsed)
-    ranked = [parsed[i]["columns"] for i in order]
 
-    merged = copy.deepcopy(states[order[0]])
-    out = {name: [] for name in HISTORY_COLUMNS}
-    for j in range(k):
-        n0 = start_columns["updates"][j]
-        added = [p["updates"][j] - n0 for p in ranked]
-        for i, (p, n) in enumerate(zip(ranked, added)):
-            for name in (*INT_STATS, "updates"):
-                if p[name][j] < start_columns[name][j]:
-                    raise ValueError(
-                        f"states[{order[i]}] has fewer {name} of key {j} than base: "
-                        f"pass as base the state those workers started from"
-                    )
-        for name in (*INT_STATS, "updates"):
-            out[name].append(start_columns[name][j] + sum(p[name][j] - start_columns[name][j] for p in ranked))
-        for name in ("cost", *_SUMMED):
-            out[name].append(math.fsum([start_columns[name][j]] + [p[name][j] - start_columns[name][j] for p in ranked]))
-        scale = _rescaling(added, gamma)
-        for name in _DECAYED:
-            values = [p[name][j] for p in ranked]
-            where = lambda i, name=name, j=j: f"states[{order[i]}] holds less curriculum.{name} for key {j}"  # noqa: E731
-            out[name].append(_merged_decayed(start_columns[name][j], values, added, scale, gamma, where))
-    for name in (*INT_STATS, *FLOAT_STATS):
-        merged["stats"][name] = out[name]
-    for name in ("updates", *_EVIDENCE):
-        merged["curriculum"][name] = out[name]
-    if alone:  # the checks above found it grew from base
-        return copy.deepcopy(states[0])
-    if "task_evidence" in merged:
-        start_tasks = start["tasks"] if start is not None else {}
-        merged["task_evidence"] = _merged_tasks(start_tasks, [parsed[i]["tasks"] for i in order], order, gamma)
-    merged["lineage"] = extended(start["lineage"], start["digest"]) if start is not None else []
+
+class _Interleaved(NamedTuple):
+    """The groups the workers added to one key (or task) since the base, as the reference interleaves them."""
+
+    positions: list[int]  # each worker's index in ``states`` (workers in canonical order), to name it in errors
+    added: list[int]  # each worker's updates of the key since the base
+    scale: list[float]  # c_i of each worker's own evidence (_rescaling)
+    gamma: float
+
+
+def _interleaved(positions: list[int], added: list[int], gamma: float) -> _Interleaved:
+    return _Interleaved(positions, added, _rescaling(added, gamma), gamma)
+
+
+def _merged_columns(start: dict[str, list], workers: list[dict[str, list]], order: list[int],
+                    gamma: float) -> dict[str, list]:
+    """Every per-key column (HISTORY_COLUMNS) of the merge from the base's ``start`` and the ``workers``'
+    columns (in canonical ``order``), key by key."""
+    merged: dict[str, list] = {name: [] for name in HISTORY_COLUMNS}
+    for key in range(len(start["updates"])):
+        for name, value in _merged_key(key, start, workers, order, gamma).items():
+            merged[name].append(value)
     return merged
 
 
-def _merged_decayed(b: float, values: list[float], added: list[int], scale: list[float], gamma: float,
-                    where: Callable[[int], str]) -> float:
-    """One decayed sum (s <- gamma*s + x per update) of the reference interleaving: the base's value ``b``
-    decayed by every update since, plus each worker's own part (its value less the base decayed by its
-    ``added`` updates) rescaled by ``scale``. ``where(i)`` names worker i's value in the error."""
-    parts = [gamma ** sum(added) * b]
-    for i, (value, n, c) in enumerate(zip(values, added, scale)):
-        own = value - gamma**n * b
-        if own < -_SLACK * (1.0 + b):
+def _merged_key(key: int, start: dict[str, list], workers: list[dict[str, list]], order: list[int],
+                gamma: float) -> dict[str, float]:
+    """One key's value in each column: counts and sums add the workers' increments, decayed sums are the
+    reference's (``_merged_decayed``)."""
+    for position, worker in zip(order, workers):
+        for name in _COUNTED:
+            if worker[name][key] < start[name][key]:
+                raise ValueError(
+                    f"states[{position}] has fewer {name} of key {key} than base: "
+                    f"pass as base the state those workers started from"
+                )
+    values = {name: [worker[name][key] for worker in workers] for name in HISTORY_COLUMNS}
+    merged: dict[str, float] = {}
+    for name in _COUNTED:
+        merged[name] = _merged_count(start[name][key], values[name])
+    for name in _SUMMED:
+        merged[name] = _merged_sum(start[name][key], values[name])
+    groups = _interleaved(order, [updates - start["updates"][key] for updates in values["updates"]], gamma)
+    for name in _DECAYED:
+        merged[name] = _merged_decayed(start[name][key], values[name], groups, f"curriculum.{name} for key {key}")
+    return merged
+
+
+def _merged_count(base_value: int, values: list[int]) -> int:
+    """The base's count plus each worker's increment over it."""
+    return base_value + sum(value - base_value for value in values)
+
+
+def _merged_sum(base_value: float, values: list[float]) -> float:
+    """The base's sum plus each worker's increment over it, summed exactly (``math.fsum``)."""
+    return math.fsum([base_value] + [value - base_value for value in values])
+
+
+def _merged_decayed(base_value: float, values: list[float], groups: _Interleaved, what: str) -> float:
+    """One decayed sum (s <- gamma*s + x per update) of the reference interleaving: ``base_value`` decayed by
+    every update since, plus each worker's own part (its value less the base decayed by its own updates)
+    rescaled by c_i. ``what`` names the field in the error for a worker holding less than the decayed base."""
+    gamma = groups.gamma
+    parts = [gamma ** sum(groups.added) * base_value]
+    for position, value, added, scale in zip(groups.positions, values, groups.added, groups.scale):
+        own = value - gamma**added * base_value
+        if own < -_SLACK * (1.0 + base_value):
             raise ValueError(
-                f"{where(i)} than base decayed by its {n} updates: it did not grow from this base; pass the "
-                f"state those workers started from"
+                f"states[{position}] holds less {what} than base decayed by its {added} updates: it did not grow "
+                f"from this base; pass the state those workers started from"
             )
-        parts.append(c * max(own, 0.0))
+        parts.append(scale * max(own, 0.0))
     return math.fsum(parts)
 
 
 def _merged_tasks(start: dict[int, list], workers: list[dict[int, list]], order: list[int], gamma: float) -> list[list]:
-    """The per-task evidence (taskevidence.py) merged as the keys' is, task by task: a task a worker did
-    not report holds the base's entry there."""
-    out = []
-    for position in sorted(set(start).union(*workers)):
-        n0, s0, f0 = start.get(position, (0, 0.0, 0.0))
-        entries = [w.get(position, (n0, s0, f0)) for w in workers]
-        added = [entry[0] - n0 for entry in entries]
-        for i, n in zip(order, added):
-            if n < 0:
-                raise ValueError(
-                    f"states[{i}] has fewer updates of task {position} than base: pass as base the state those "
-                    f"workers started from"
-                )
-        scale = _rescaling(added, gamma)
-        merged = [n0 + sum(added)]
-        for column, b in ((1, s0), (2, f0)):
-            where = lambda i, position=position: f"states[{order[i]}] holds less task_evidence for task {position}"  # noqa: E731
-            merged.append(_merged_decayed(b, [entry[column] for entry in entries], added, scale, gamma, where))
-        out.append([position, *merged])
-    return out
+    """The per-task evidence (taskevidence.py) merged as the keys' is, task by task."""
+    return [_merged_task(position, start, workers, order, gamma) for position in sorted(set(start).union(*workers))]
+
+
+def _merged_task(position: int, start: dict[int, list], workers: list[dict[int, list]], order: list[int],
+                 gamma: float) -> list:
+    """One ``[position, updates, successes, failures]`` entry; a worker that did not report the task holds
+    the base's entry there."""
+    base_updates, base_successes, base_failures = start.get(position, (0, 0.0, 0.0))
+    entries = [worker.get(position, (base_updates, base_successes, base_failures)) for worker in workers]
+    for worker_position, (updates, _, _) in zip(order, entries):
+        if updates < base_updates:
+            raise ValueError(
+                f"states[{worker_position}] has fewer updates of task {position} than base: pass as base the state "
+                f"those workers started from"
+            )
+    groups = _interleaved(order, [updates - base_updates for updates, _, _ in entries], gamma)
+    what = f"task_evidence for task {position}"
+    successes = _merged_decayed(base_successes, [entry[1] for entry in entries], groups, what)
+    failures = _merged_decayed(base_failures, [entry[2] for entry in entries], groups, what)
+    return [position, _merged_count(base_updates, [entry[0] for entry in entries]), successes, failures]
 
 
 def canonical_order(states: Sequence[dict[str, Any]]) -> list[int]:
     """Positions of ``states`` sorted by their history digest: the order ties are broken in."""
-    k = int(states[0]["pool"]["num_keys"])
-    return _by_digest([_parse(state, k, f"states[{i}]") for i, state in enumerate(states)])
+    states = [expand(state) for state in states]  # as merge_state_dicts takes them
+    num_keys = int(states[0]["pool"]["num_keys"])
+    return _by_digest([_parse(state, num_keys, f"states[{i}]") for i, state in enumerate(states)])
 
 
 def _by_digest(parsed: list[dict[str, Any]]) -> list[int]:
@@ -174,14 +218,16 @@ def interleaving(counts: Sequence[int]) -> list[int]:
 
 
 def _newest_first(counts: Sequence[int]) -> Iterator[int]:
-    heap = [(-(2 * n - 1) / (2 * n), -i, n) for i, n in enumerate(counts) if n > 0]
+    """``interleaving`` newest first, lazily (``_rescaling`` stops once the weights are negligible): a heap of
+    each worker's latest group not yet yielded, by time and index, both negated."""
+    heap = [(-(2 * n - 1) / (2 * n), -worker, n) for worker, n in enumerate(counts) if n > 0]
     heapq.heapify(heap)
     while heap:
-        _, negative_i, k = heapq.heappop(heap)
-        yield -negative_i
-        if k > 1:
-            n = counts[-negative_i]
-            heapq.heappush(heap, (-(2 * k - 3) / (2 * n), negative_i, k - 1))
+        _, negated_worker, group = heapq.heappop(heap)  # the worker's group-th group of counts[worker]
+        yield -negated_worker
+        if group > 1:
+            n = counts[-negated_worker]
+            heapq.heappush(heap, (-(2 * group - 3) / (2 * n), negated_worker, group - 1))
 
 
 def _rescaling(added: list[int], gamma: float) -> list[float]:
@@ -198,18 +244,18 @@ def _rescaling(added: list[int], gamma: float) -> list[float]:
     return [r / ((1.0 - gamma**n) / (1.0 - gamma)) if n else 1.0 for r, n in zip(reference, added)]
 
 
-def _check_lineage(parsed: list[dict[str, Any]], start: dict[str, Any] | None) -> None:
+def _check_lineage(workers: list[dict[str, Any]], start: dict[str, Any] | None) -> None:
     """Every state grew from ``start`` (or from the prior), and no two share history after it."""
     loaded_by: dict[str, int] = {}
     seen: dict[str, int] = {}
-    for i, p in enumerate(parsed):
-        if p["digest"] in seen:
+    for i, worker in enumerate(workers):
+        if worker["digest"] in seen:
             raise ValueError(
-                f"states[{seen[p['digest']]}] and states[{i}] are the same state (statistics and RNG): "
+                f"states[{seen[worker['digest']]}] and states[{i}] are the same state (statistics and RNG): "
                 f"one worker's state passed twice, or two workers that share a seed; give each worker its own seed"
             )
-        seen[p["digest"]] = i
-        lineage = p["lineage"]
+        seen[worker["digest"]] = i
+        lineage = worker["lineage"]
         if start is not None and start["digest"] in lineage:
             lineage = lineage[lineage.index(start["digest"]) + 1 :]
         elif start is not None and any(map(any, start["columns"].values())):  # a fresh base holds nothing to recount
@@ -243,17 +289,17 @@ def _check_same_run(state: Any, reference: dict[str, Any], what: str) -> None:
         raise ValueError(f"{what} has config {config!r}, unlike states[0] {reference.get('config')!r}")
 
 
-def _parse(state: dict[str, Any], k: int, what: str) -> dict[str, Any]:
+def _parse(state: dict[str, Any], num_keys: int, what: str) -> dict[str, Any]:
     """The per-key columns (as a loading sampler parses them), the per-task evidence, the lineage and the
     history digest."""
     try:
         stats, learned = section(state, "stats"), section(state, "curriculum")
-        columns = {name: parse_list(stats.get(name), f"stats.{name}", k, int) for name in INT_STATS}
+        columns = {name: parse_list(stats.get(name), f"stats.{name}", num_keys, int) for name in INT_STATS}
         for name in FLOAT_STATS:
-            columns[name] = parse_list(stats.get(name), f"stats.{name}", k, float)
-        columns["updates"] = parse_list(learned.get("updates"), "curriculum.updates", k, int)
+            columns[name] = parse_list(stats.get(name), f"stats.{name}", num_keys, float)
+        columns["updates"] = parse_list(learned.get("updates"), "curriculum.updates", num_keys, int)
         for name in _EVIDENCE:
-            columns[name] = evidence_column(learned, name, k)
+            columns[name] = evidence_column(learned, name, num_keys)
         tasks = _parse_tasks(state.get("task_evidence", []))
         rng = rng_to_json(rng_from_json(state.get("rng")))
         lineage = parse_lineage(state.get("lineage"))
@@ -283,5 +329,6 @@ def _parse_tasks(data: Any) -> dict[int, list]:
     return out
 
 
-def _fresh(k: int) -> dict[str, list]:
-    return {name: [0] * k if name in (*INT_STATS, "updates") else [0.0] * k for name in HISTORY_COLUMNS}
+def _fresh(num_keys: int) -> dict[str, list]:
+    """The columns of a fresh sampler: what workers without a base started from."""
+    return {name: [0] * num_keys if name in _COUNTED else [0.0] * num_keys for name in HISTORY_COLUMNS}

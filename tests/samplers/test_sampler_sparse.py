@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openenv_prime.samplers import CurriculumSampler, merge_state_dicts
+from openenv_prime.samplers.merge import canonical_order
 from openenv_prime.samplers.sparse import STORED_KEYS, compact, expand
 from sampler_helpers import KINDS, binary_group_st, build, make_pool
 
@@ -84,8 +85,11 @@ def test_a_broken_compact_state_is_refused_naming_the_field_and_nothing_changes(
 
 
 def test_merges_take_compact_states():
-    states = [trained("curriculum", 5, [(k, [1.0, 0.0, 1.0, 1.0])], seed=seed).state_dict() for k, seed in ((0, 1), (2, 2))]
-    assert merge_state_dicts([compact(state) for state in states]) == merge_state_dicts(states)
+    states = [trained("curriculum", 5, [(k, [1.0, 0.0, 1.0, 1.0])], seed=seed).state_dict()
+              for k, seed in ((0, 1), (2, 2), (5, 3))]
+    compacted = [compact(state) for state in states]
+    assert merge_state_dicts(compacted) == merge_state_dicts(states)
+    assert canonical_order(compacted) == canonical_order(states)
 
 
 def _from_base(base, seed, key, reseed):
