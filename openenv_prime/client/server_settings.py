@@ -3,7 +3,9 @@
 ``EvalConfig``, ``OpenEnvTRLConfig``, the verifiers taskset's config and the MLX trainer's ``environment`` section
 inherit :class:`ServerSettings` as they inherit ``PromptSettings`` and ``EpisodeSettings``: the same names, defaults,
 checks and texts everywhere. The one difference is the MLX trainer's, stated where it is set: its ``base_url`` may
-be empty (its default), meaning the server it starts itself (``embedded_server``).
+be empty (its default), meaning the server it starts itself (``embedded_server``). How many sessions a consumer opens
+is its own setting, for its own reason: TRL's and the trainer's ``max_sessions`` (64: the embedded server's cap too),
+the taskset's per process (None: verifiers bounds its rollouts), eval's ``max_concurrency`` (also the model's batch).
 
 Messages name a setting as the consumer's user writes it (``--split`` on eval's command line,
 ``environment.train_split`` in the trainer's TOML): each config says so once, in its :class:`Spelling`.
