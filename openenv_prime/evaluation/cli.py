@@ -15,8 +15,7 @@ from openenv_prime.client.engine.episode_rules import DEFAULT_RULES, REWARD_MODE
 from openenv_prime.client.prompts.budget import DEFAULT_PROMPT_BUDGET
 from openenv_prime.client.prompts.hidden import DEFAULT_HIDDEN_FIELDS
 from openenv_prime.client.prompts.observations import DEFAULT_BUDGET
-from openenv_prime.evaluation.config import DEFAULT_SYSTEM_PROMPT
-
+from openenv_prime.evaluation.config import DEFAULT_SYSTEM_PROMPT, EvalConfig
 
 
 def _family_field(value: str) -> str | None:
@@ -219,8 +218,6 @@ def _register_eval(subparsers: argparse._SubParsersAction) -> None:
 
 def config_kwargs(args: argparse.Namespace, base_url: str) -> dict:
     """The EvalConfig fields the flags set (every field has one, `EvalConfig.spelling(field)`)."""
-    from openenv_prime.evaluation.config import EvalConfig
-
     fields = {name: getattr(args, name) for name in EvalConfig.model_fields if name != "base_url"}
     fields["system_prompt"] = args.system_prompt or None
     return {"base_url": base_url, **fields}
@@ -228,8 +225,6 @@ def config_kwargs(args: argparse.Namespace, base_url: str) -> dict:
 
 def describe_validation_error(exc) -> str:
     """pydantic errors with the CLI flag in place of each field name."""
-    from openenv_prime.evaluation.config import EvalConfig
-
     parts = []
     for error in exc.errors():
         name = str(error["loc"][0]) if error["loc"] else ""
@@ -248,7 +243,7 @@ def _main(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from openenv_prime.client.wire.errors import OpenEnvError
-    from openenv_prime.evaluation import EvalConfig, ModelEndpointError, OpenAIPolicy, run_eval
+    from openenv_prime.evaluation import ModelEndpointError, OpenAIPolicy, run_eval
     from openenv_prime.evaluation.report import check_writable, family_table, report_dict, write_json
 
     err = Console(stderr=True)

@@ -39,3 +39,11 @@ class EvalConfig(ServerSettings, PromptSettings, EpisodeSettings, ResetArguments
                                       "environment brings no instructions of its own (theirs win); None sends none of ours.")
     max_concurrency: int = Field(32, ge=1, description="Episodes open at once; also the policy's batch size.")
     success_threshold: float = Field(1.0, description="An episode whose total reward reaches this counts as solved.")
+
+    @classmethod
+    def of_training(cls, training: ServerSettings, *, max_sessions: int, **fields) -> "EvalConfig":
+        """The eval a trainer runs during training: its config's server, prompt settings, episode rules and reset
+        arguments (so an eval asks what training asks), at most 32 episodes at once within its ``max_sessions``, and
+        ``fields`` (the split, per_family, seed, system prompt...) over them."""
+        return cls(**{**training.server_fields(), **training.prompt_fields(), **training.episode_fields(),
+                      "reset_kwargs": training.reset_kwargs, "max_concurrency": min(32, max_sessions), **fields})

@@ -81,10 +81,8 @@ class OpenEnvTRL:
         """The eval of the test split with the prompts training uses (the same system prompt, reply format,
         prompt settings and episode rules)."""
         c = self.config
-        fields = dict(**c.server_fields(), split=c.test_split, per_family=per_family, seed=c.seed,
-                      system_prompt=c.system_prompt, reset_kwargs=c.reset_kwargs, max_concurrency=min(32, c.max_sessions),
-                      **c.prompt_fields(), **c.episode_fields())
-        return EvalConfig(**{**fields, **overrides})
+        return EvalConfig.of_training(c, max_sessions=c.max_sessions, **{
+            "split": c.test_split, "per_family": per_family, "seed": c.seed, "system_prompt": c.system_prompt, **overrides})
 
     def attach(self, trainer: Any, *, schedule: EvalSchedule | None = None, per_family: int = 20,
                max_new_tokens: int | None = None, log: str | Path | None = None,

@@ -28,11 +28,9 @@ def eval_config(config: TrainConfig, parts: TrainerParts) -> EvalConfig:
     """The eval of the run's test split with the training prompts: the system prompt as training sends it (the
     reply format included when ``grpo.system_prompt`` is empty) and the environment's prompt settings and rules."""
     env, ev = config.environment, config.eval
-    return EvalConfig(
-        **{**env.server_fields(), "base_url": parts.base_url, "env_name": parts.env_name},
-        split=env.test_split, per_family=ev.tasks_per_family, seed=config.seed, system_prompt=config.grpo.system_prompt,
-        reset_kwargs=env.reset_kwargs, **env.prompt_fields(), **env.episode_fields(),
-        max_concurrency=min(32, env.max_sessions),
+    return EvalConfig.of_training(
+        env, max_sessions=env.max_sessions, base_url=parts.base_url, env_name=parts.env_name, split=env.test_split,
+        per_family=ev.tasks_per_family, seed=config.seed, system_prompt=config.grpo.system_prompt,
     )
 
 
