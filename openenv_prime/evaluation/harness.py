@@ -14,8 +14,10 @@ trainer's own counters. Learning curves can then be drawn against episodes and c
 A step that already has a record (given in ``done``, e.g. read back from a resumed run's log) is not evaluated again.
 
 A loop on several processes passes ``shards`` (its process index, the process count and a gather across processes):
-each process plays its share of the eval's tasks, the shares are gathered, and every process holds the same record,
-which only process 0 writes to the log.
+each process plays its share of the eval's tasks, the shares are gathered with their status (a share that failed
+fails the eval on every process, naming it; one that stopped early stops the joined eval, with its reason), and every
+process holds the same record, which only process 0 writes to the log. With :meth:`EvalHarness.maybe_run`, the
+model calls and the gather run on the calling thread, the trainer's, where its device is set.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ import inspect
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol, Sequence
+from typing import Any, Awaitable, Callable, Iterable, Protocol, Sequence
 
 from openenv_prime.client.server_settings import Spelling
+from openenv_prime.evaluation.calling_thread import CallingThread
 from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.policy import Policy
 from openenv_prime.evaluation.result import EvalResult, combine
@@ -38,7 +41,7 @@ OnResult = Callable[[dict[str, Any], EvalResult], None]
 SAMPLER_COUNTERS = ("episodes", "cost")
 """The sampler's counters logged beside every eval: rollouts scored and their summed cost (e.g. generated tokens)."""
 _RECORD_KEYS = {"type", "step", "split", "accuracy", "n", "overall", "mean_reward", "eval_episodes", "eval_replies",
-                "eval_reply_chars", "elapsed_s", *SAMPLER_COUNTERS}
+                "eval_reply_chars", "elapsed_s", "stopped", *SAMPLER_COUNTERS}
 
 
 class Shards(Protocol):
@@ -52,24 +55,28 @@ class Shards(Protocol):
 
 
 class _CallablePolicy:
-    """A plain function ``prompts -> replies`` (sync or async) as a :class:`Policy`; a sync one runs in a thread so
-    the eval's sockets stay served while it generates."""
+    """A plain function ``prompts -> replies`` (sync or async) as a :class:`Policy`. A sync one is handed to ``run``:
+    the calling thread's (:class:`CallingThread`), or a worker thread (``asyncio.to_thread``), so the eval's sockets
+    stay served while it generates."""
 
-    def __init__(self, fn: Callable[[list[list[dict]]], Any]):
+    def __init__(self, fn: Callable[[list[list[dict]]], Any], run: Callable[..., Awaitable] = asyncio.to_thread):
         self.fn = fn
+        self.run = run
 
     async def complete(self, prompts: list[list[dict]]) -> list[str]:
         if inspect.iscoroutinefunction(self.fn):
             return await self.fn(prompts)
-        return await asyncio.to_thread(self.fn, prompts)
+        return await self.run(self.fn, prompts)
 
 
-def as_policy(policy: Policy | Callable[[list[list[dict]]], Any]) -> Policy:
-    """``policy`` if it has an async ``complete(prompts)``, else a function of the prompts wrapped as one."""
+def as_policy(policy: Policy | Callable[[list[list[dict]]], Any], *,
+              run: Callable[..., Awaitable] = asyncio.to_thread) -> Policy:
+    """``policy`` if it has an async ``complete(prompts)``, else a function of the prompts wrapped as one, whose
+    calls go through ``run`` (default: a worker thread)."""
     if isinstance(policy, Policy):
         return policy
     if callable(policy):
-        return _CallablePolicy(policy)
+        return _CallablePolicy(policy, run)
     raise TypeError(f"policy must have an async complete(prompts) method or be a function of the prompts, "
                     f"got {type(policy).__name__}")
 
@@ -81,6 +88,20 @@ def sampler_counters(sampler: Any) -> dict[str, float]:
     except TypeError:  # a sampler whose metrics() takes no arguments
         metrics = sampler.metrics()
     return {name: float(metrics[name]) for name in SAMPLER_COUNTERS if name in metrics}
+
+
+class _Share:
+    """One process's share of a shared eval: its result, or the error that stopped it."""
+
+    def __init__(self, result: EvalResult | None, error: Exception | None = None):
+        self.result = result
+        self.error = error
+
+    def sent(self) -> tuple[str, Any]:
+        """What the other processes are sent: ``("ok", result)`` or ``("error", message)``."""
+        if self.error is not None:
+            return "error", f"{type(self.error).__name__}: {self.error}"
+        return "ok", self.result
 
 
 class EvalHarness:
@@ -113,38 +134,77 @@ class EvalHarness:
 
     def maybe_run(self, step: int, sampler: Any = None, *, policy: Policy | Callable | None = None,
                   shards: Shards | None = None, **counters: float) -> dict[str, Any] | None:
-        """Evaluate if due (blocking); the record, or None when no eval was due. Inside a running event loop,
-        ``await maybe_run_async`` instead."""
+        """Evaluate if due (blocking); the record, or None when no eval was due. A policy that is a plain function
+        runs on this thread (where a trainer's device is set), and so do the shards' collectives; the eval's sockets
+        run on a thread of their own meanwhile (:mod:`.calling_thread`). Inside a running event loop, ``await
+        maybe_run_async`` instead."""
         if not self.due(step):
             return None
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.maybe_run_async(step, sampler, policy=policy, shards=shards, **counters))
-        raise RuntimeError("maybe_run() was called inside a running event loop; use `await harness.maybe_run_async(...)`")
+            pass
+        else:
+            raise RuntimeError("maybe_run() was called inside a running event loop; use `await harness.maybe_run_async(...)`")
+        chosen, shards = self._chosen(policy, counters), shards if shards is not None else self.shards
+        here = CallingThread()
+        played = here.run(self._play(as_policy(chosen, run=here.call), shards))
+        return self._finish(step, self._joined(played, shards), sampler, counters, shards)
 
     async def maybe_run_async(self, step: int, sampler: Any = None, *, policy: Policy | Callable | None = None,
                               shards: Shards | None = None, **counters: float) -> dict[str, Any] | None:
         """:meth:`maybe_run` on the caller's event loop. ``policy`` and ``shards`` override the harness's for this
-        eval (a trainer's model changes between evals); ``counters`` are the trainer's own (tokens, seconds...)."""
+        eval (a trainer's model changes between evals); ``counters`` are the trainer's own (tokens, seconds...).
+        A policy that is a plain function runs in a worker thread here, and the shards' gather blocks this loop
+        once the share is played: a loop with a model bound to its thread (a GPU) calls :meth:`maybe_run`."""
         if not self.due(step):
             return None
+        chosen, shards = self._chosen(policy, counters), shards if shards is not None else self.shards
+        played = await self._play(as_policy(chosen), shards)
+        return self._finish(step, self._joined(played, shards), sampler, counters, shards)
+
+    def _chosen(self, policy: Policy | Callable | None, counters: dict[str, float]) -> Policy | Callable:
         taken = sorted(_RECORD_KEYS & set(counters))
         if taken:
             raise ValueError(f"counters {taken} would overwrite the eval record's own fields; pass them under other names")
-        chosen = as_policy(policy) if policy is not None else self.policy
+        chosen = policy if policy is not None else self.policy
         if chosen is None:
             raise ValueError("no policy to evaluate: pass policy= to EvalHarness or to maybe_run")
-        shards = shards if shards is not None else self.shards
+        return chosen
+
+    async def _play(self, policy: Policy, shards: Shards | None) -> EvalResult | _Share:
+        """The eval, or with ``shards`` this process's share of it, kept with its failure for :meth:`_joined`."""
         if shards is None:
-            result = await run_eval_async(self.config, chosen, spelling=self.spelling)
-        else:
-            result = await self._shared_eval(chosen, shards)
+            return await run_eval_async(self.config, policy, spelling=self.spelling)
+        try:
+            return _Share(await run_eval_async(self.config, policy, spelling=self.spelling,
+                                               shard=(shards.index, shards.count)))
+        except Exception as err:
+            return _Share(None, err)
+
+    @staticmethod
+    def _joined(played: EvalResult | _Share, shards: Shards | None) -> EvalResult:
+        """The eval from every process's share, gathered on the calling thread with each share's status: a share that
+        failed fails the eval on every process, naming it (none is left waiting for it)."""
+        if shards is None:
+            return played
+        parts = shards.gather([played.sent()])
+        failed = [(i, text) for i, (status, text) in enumerate(parts) if status == "error"]
+        if failed:
+            told = "; ".join(f"process {i}: {text}" for i, text in failed)
+            raise RuntimeError(f"the eval failed on process{'es' if len(failed) > 1 else ''} "
+                               f"{', '.join(str(i) for i, _ in failed)} of {shards.count}: {told}") from played.error
+        return combine([part for _, part in parts])
+
+    def _finish(self, step: int, result: EvalResult, sampler: Any, counters: dict[str, float],
+                shards: Shards | None) -> dict[str, Any]:
         main = shards is None or shards.index == 0
         if not self._told_choices and main:  # how the split and its families were chosen, what the check noticed, once
             for note in [*result.choices, *result.warnings]:
                 print(f"eval: {note}", file=sys.stderr)
         self._told_choices = True
+        if result.stopped and main:
+            print(f"eval: step {step} stopped before playing every task: {result.stopped}", file=sys.stderr)
         record = self._record(step, result, sampler, counters)
         self.records.append(record)
         if self.log is not None and main:
@@ -154,23 +214,6 @@ class EvalHarness:
         for callback in self.on_result:
             callback(record, result)
         return record
-
-    async def _shared_eval(self, policy: Policy, shards: Shards) -> EvalResult:
-        """This process's share of the eval, joined with the others'. A share that fails fails the eval on every
-        process (none is left waiting for it)."""
-        failure: BaseException | None = None
-        try:
-            mine: tuple = ("ok", await run_eval_async(self.config, policy, spelling=self.spelling,
-                                                      shard=(shards.index, shards.count)))
-        except Exception as err:
-            failure, mine = err, ("error", f"{type(err).__name__}: {err}")
-        parts = await asyncio.to_thread(shards.gather, [mine])
-        if failure is not None:
-            raise failure
-        failed = [(i, text) for i, (status, text) in enumerate(parts) if status == "error"]
-        if failed:
-            raise RuntimeError(f"the eval failed on process {failed[0][0]}: {failed[0][1]}")
-        return combine([part for _, part in parts])
 
     @staticmethod
     def _record(step: int, result: EvalResult, sampler: Any, counters: dict[str, float]) -> dict[str, Any]:
@@ -186,6 +229,7 @@ class EvalHarness:
             "eval_replies": result.replies,
             "eval_reply_chars": result.reply_chars,
             "elapsed_s": round(result.elapsed_s, 3),
+            **({"stopped": result.stopped} if result.stopped else {}),
             **(sampler_counters(sampler) if sampler is not None else {}),
             **counters,
         }

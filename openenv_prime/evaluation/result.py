@@ -130,20 +130,20 @@ def scored_result(config: EvalConfig, results: list[TaskResult], family_order: l
 
 def combine(parts: list[EvalResult]) -> EvalResult:
     """One eval from the shards that played its tasks ``k::len(parts)`` (``run_eval_async(..., shard=(k, n))``):
-    the results back in the order one process would have played them, scored again; the run took as long as the
-    slowest shard."""
+    the results back in the order one process would have played them, (family, index), scored again; the run took
+    as long as the slowest shard. A shard that stopped early holds only the episodes it finished, and the joined
+    eval is stopped with its reason (the first such shard's, naming it)."""
     if len(parts) == 1:
         return parts[0]
-    n = len(parts)
-    total = sum(len(p.results) for p in parts)
-    results = [parts[k % n].results[k // n] for k in range(total)]
+    results = sorted((r for p in parts for r in p.results), key=lambda r: (family_sort_key(r.family), r.index))
+    stops = [(k, p.stopped) for k, p in enumerate(parts) if p.stopped]
     first = parts[0]
     return scored_result(first.config, results, sorted({r.family for r in results}, key=family_sort_key),
-                     env_name=first.env_name, split=first.split, family_field=first.family_field,
-                     choices=first.choices, reconnects=sum(p.reconnects for p in parts),
-                     warnings=list(dict.fromkeys(w for p in parts for w in p.warnings)),
-                     stopped=next((p.stopped for p in parts if p.stopped), None),
-                     elapsed_s=max(p.elapsed_s for p in parts))
+                         env_name=first.env_name, split=first.split, family_field=first.family_field,
+                         choices=first.choices, reconnects=sum(p.reconnects for p in parts),
+                         warnings=list(dict.fromkeys(w for p in parts for w in p.warnings)),
+                         stopped=f"process {stops[0][0]} of {len(parts)}: {stops[0][1]}" if stops else None,
+                         elapsed_s=max(p.elapsed_s for p in parts))
 
 
 def score_families(results: list[TaskResult], family_order: list[str]) -> list[FamilyScore]:

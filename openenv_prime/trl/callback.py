@@ -20,6 +20,7 @@ from transformers import Trainer, TrainerCallback
 
 from openenv_prime.evaluation.harness import EvalHarness
 from openenv_prime.trl.policy import Lockstep, TransformersPolicy
+from openenv_prime.trl.replicas import ReplicaMismatch, digest
 
 STATE_KEY = "OpenEnvPrime"
 """Where the sampler's state lives in a checkpoint's trainer_state.json (``stateful_callbacks``)."""
@@ -39,14 +40,8 @@ class OpenEnvCallback(TrainerCallback):
 
     def on_train_begin(self, args, state, control, model=None, processing_class=None, **kwargs):
         self.openenv.check(args)
-        saved = (state.stateful_callbacks or {}).get(STATE_KEY)
-        if state.global_step > 0:
-            if saved is None:
-                raise ValueError(
-                    f"resuming at step {state.global_step}, but the checkpoint's trainer_state.json holds no sampler "
-                    f"state (stateful_callbacks[{STATE_KEY!r}]): it was not written by a run with OpenEnvTRL attached; "
-                    "start a new run, or resume from a checkpoint of one"
-                )
+        saved = self._agreed_resume(state)
+        if saved is not None:
             self.openenv.rows.load_state_dict(saved["rows"])
             if self.harness is not None:
                 self.harness.records = list(saved.get("evals", []))
@@ -54,10 +49,33 @@ class OpenEnvCallback(TrainerCallback):
             self.harness.schedule = self.harness.schedule.with_last(state.max_steps)
             self._evaluate(state.global_step, processing_class)
 
+    def _agreed_resume(self, state) -> dict[str, Any] | None:
+        """The sampler state this run resumes from (None: a new run), once every process is known to have loaded
+        the same checkpoint: each process reads its own copy, and a node holding another checkpoint (a stale copy)
+        would otherwise surface later as draws that differ, a message pointing at the config instead."""
+        saved = (state.stateful_callbacks or {}).get(STATE_KEY)
+
+        def loaded_here() -> tuple[int, str | None]:
+            if state.global_step > 0 and saved is None:
+                raise ValueError(
+                    f"resuming at step {state.global_step}, but the checkpoint's trainer_state.json holds no sampler "
+                    f"state (stateful_callbacks[{STATE_KEY!r}]): it was not written by a run with OpenEnvTRL "
+                    "attached; start a new run, or resume from a checkpoint of one")
+            return state.global_step, digest(saved) if state.global_step > 0 else None
+
+        loaded = self.openenv.rows.replicas.exchange("loading the checkpoint's sampler state", loaded_here)
+        if len(set(map(tuple, loaded))) > 1:
+            told = "; ".join(f"process {i}: step {step}" + (f" (sampler state {h})" if h else " (no checkpoint)")
+                             for i, (step, h) in enumerate(loaded))
+            raise ReplicaMismatch(
+                f"the training processes resumed different checkpoints ({told}): every process must resume the same "
+                "checkpoint, so on several nodes give each node the same checkpoint directory (a shared file system, "
+                "or the same copy on every node) and the same resume_from_checkpoint")
+        return saved if state.global_step > 0 else None
+
     def on_step_end(self, args, state, control, model=None, processing_class=None, **kwargs):
         if control.should_save:
-            rows = self.openenv.rows.state_dict()
-            self._same_everywhere(rows, state.global_step)
+            rows = self._same_everywhere(state.global_step)
             state.stateful_callbacks[STATE_KEY] = {"rows": rows,
                                                    "evals": self.harness.records if self.harness is not None else []}
         step_logs = control.should_log
@@ -67,9 +85,10 @@ class OpenEnvCallback(TrainerCallback):
     def on_train_end(self, args, state, control, **kwargs):
         self.openenv.env.close_sessions()
 
-    def _same_everywhere(self, rows: dict[str, Any], step: int) -> None:
+    def _same_everywhere(self, step: int) -> dict[str, Any]:
+        """The rows' state, once every process is known to hold the same."""
         with self.openenv.timers.time("rows"):
-            self.openenv.rows.replicas.same(f"the sampler's copies at step {step}", rows)
+            return self.openenv.rows.replicas.same(f"the sampler's copies at step {step}", self.openenv.rows.state_dict)
 
     def _evaluate(self, step: int, tokenizer: Any) -> None:
         timers = self.openenv.timers
@@ -77,7 +96,7 @@ class OpenEnvCallback(TrainerCallback):
             due = self.harness is not None and self.harness.due(step)
         if not due:
             return
-        self._same_everywhere(self.openenv.rows.state_dict(), step)
+        self._same_everywhere(step)
         replicas = self.openenv.rows.replicas
         self.openenv.env.close_sessions()  # the eval opens its own sessions
         with timers.time("eval"), self._model_for_generation() as (model, sharded):

@@ -37,7 +37,9 @@ class OpenEnvTRLConfig(ServerSettings, PromptSettings, EpisodeSettings, ResetArg
     system_prompt: str = Field("", description="Our base system prompt, sent where the environment brings no "
                                "instructions of its own (theirs win); the environment's reply format is added to it "
                                "(text mode), as the MLX trainer and the evals do. Empty: the reply format alone.")
-    max_sessions: int = Field(64, ge=1, description="Concurrent /ws sessions opened to the server.")
+    max_sessions: int = Field(64, ge=1, description="Concurrent /ws sessions the run opens to the server, all "
+                              "processes together (each of N processes opens at most max_sessions // N): at most what "
+                              "the server admits (openenv-prime serve's --max-sessions, 64 by default).")
 
 
 TRL_EVAL_SPELLING = OpenEnvTRLConfig.spelling.but(split="test_split", per_family="attach(per_family=...)",

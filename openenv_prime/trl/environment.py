@@ -39,7 +39,8 @@ class TaskEnvironment:
         self.rules = config.rules()
         self.sockets = EventLoopThread()
         self.pool = SessionPool(config.base_url, timeout=config.timeout)
-        self.streak = ErrorStreak()  # episodes the environment failed in a row: enough of them stop the run
+        self.streak = ErrorStreak()  # episodes the environment failed in a row, judged on every process's episodes
+        self.session_limit = config.max_sessions  # this process's share of them (see share_sessions)
         self._ids = itertools.count()
 
     # ---- episodes -----------------------------------------------------------------------------------
@@ -53,7 +54,7 @@ class TaskEnvironment:
         """The chat each task opens with, as every consumer shows it: the system prompt (the environment's own
         instructions, else our base; then its reply format), then the first observation. Reset on the kept sockets, in waves."""
         episodes = [self.episode(task) for task in tasks]
-        self.sockets.run(play_in_waves(self.pool, episodes, _stop_all, limit=self.config.max_sessions))
+        self.sockets.run(play_in_waves(self.pool, episodes, _stop_all, limit=self.session_limit))
         return [self.protocol.prompt(self.config.system_prompt, ep.chat, ep.opening) for ep in episodes]
 
     def tool_prompt(self) -> list[dict[str, str]]:
@@ -63,22 +64,33 @@ class TaskEnvironment:
         return ([{"role": "system", "content": base}] if base else []) + [{"role": "user", "content": ""}]
 
     def play_replies(self, tasks: Sequence[Task], replies: Sequence[str]) -> list[Episode]:
-        """Each task's episode played with one reply (text mode); an episode still open after it is stopped."""
+        """Each task's episode played with one reply (text mode); an episode still open after it is stopped. The
+        episodes the environment failed are counted by the caller, on every process's episodes (:attr:`streak`)."""
         episodes = [self.episode(task) for task in tasks]
         given = {id(ep): reply for ep, reply in zip(episodes, replies)}
 
         async def answer(active: list[Episode]) -> list[str | None]:
             return [given[id(ep)] if ep.turns == 0 else None for ep in active]
 
-        self.sockets.run(play_in_waves(self.pool, episodes, answer, limit=self.config.max_sessions, streak=self.streak))
+        self.sockets.run(play_in_waves(self.pool, episodes, answer, limit=self.session_limit))
         return episodes
 
     def played(self, episodes: Sequence[Episode]) -> None:
-        """After TRL's tool loop: count the episodes the environment failed, and say once when none could end."""
-        self.streak.record(episodes)
+        """After TRL's tool loop: say once when no episode could end."""
         silent = self.streak.never_ending_once(episodes, action_setting="OpenEnvTRLConfig(action_field=...)")
         if silent:
             print(f"warning: {silent}", file=sys.stderr)
+
+    def share_sessions(self, processes: int) -> int:
+        """Give this process its share of ``max_sessions``, the sessions the whole run may hold on the server (one
+        server serves every process); an error naming both numbers where there is less than one each."""
+        limit = self.config.max_sessions
+        if limit < processes:
+            raise ValueError(f"OpenEnvTRLConfig.max_sessions={limit} is the sessions the whole run may open on the "
+                             f"server, fewer than its {processes} processes; set max_sessions to at least {processes} "
+                             "(at most what the server admits)")
+        self.session_limit = limit // processes
+        return self.session_limit
 
     def close_sessions(self) -> None:
         """Close the kept sockets (before an eval opens its own, and when training ends); new ones open on demand."""

@@ -61,6 +61,14 @@ class OpenEnvTRL:
         self.check(args)
         rows_per_batch = args.generation_batch_size // args.num_generations
         replicas = Replicas.of(args)
+        sessions = self.env.share_sessions(replicas.count)
+        if self.tool_mode and args.generation_batch_size // replicas.count > sessions:
+            raise ValueError(
+                f"tool mode holds one session per rollout of a process's generation batch "
+                f"({args.generation_batch_size // replicas.count} = GRPOConfig.generation_batch_size "
+                f"{args.generation_batch_size} / {replicas.count} process(es)), more than the {sessions} each process "
+                f"may open (OpenEnvTRLConfig.max_sessions={self.config.max_sessions} for the whole run); lower "
+                "per_device_train_batch_size or steps_per_generation, or raise max_sessions up to what the server admits")
         if self.rows is None or self.rows.rows_per_batch != rows_per_batch or self.rows.replicas.count != replicas.count:
             self.rows = SamplerRows(self.env, self.sampler, rows_per_batch, tool_mode=self.tool_mode, timers=self.timers,
                                     replicas=replicas)
@@ -81,7 +89,7 @@ class OpenEnvTRL:
         """The eval of the test split with the prompts training uses (the same system prompt, reply format,
         prompt settings and episode rules)."""
         c = self.config
-        return EvalConfig.of_training(c, max_sessions=c.max_sessions, **{
+        return EvalConfig.of_training(c, max_sessions=self.env.session_limit, **{
             "split": c.test_split, "per_family": per_family, "seed": c.seed, "system_prompt": c.system_prompt, **overrides})
 
     def attach(self, trainer: Any, *, schedule: EvalSchedule | None = None, per_family: int = 20,
@@ -116,6 +124,11 @@ class OpenEnvTRL:
         if not args.ignore_data_skip:
             raise ValueError("GRPOConfig.ignore_data_skip=False would draw and drop the skipped batches on resume "
                              "(the sampler's state is restored instead); set ignore_data_skip=True")
+        strategy = getattr(args.save_strategy, "value", args.save_strategy)
+        if strategy not in ("steps", "no"):
+            raise ValueError(f"GRPOConfig.save_strategy={strategy!r} saves after the step's callbacks ran, so its "
+                             "checkpoints would hold a stale sampler state or none; use save_strategy='steps' "
+                             "(with save_steps) or 'no'")
         if args.world_size > 1 and getattr(args.accelerator_config, "split_batches", False):
             raise ValueError("accelerator_config.split_batches=True cuts each process's batch again, so a generation "
                              "batch no longer spans the processes as TRL counts it; leave split_batches=False")

@@ -1,8 +1,9 @@
 """The trainer's own model as an eval policy: greedy replies generated in this process.
 
 Prompts go through the tokenizer's chat template with ``add_generation_prompt=True``, as ``GRPOTrainer`` renders its
-training prompts, so an eval asks the model exactly what training asked. Generation runs in a worker thread so the
-eval's sockets keep answering the server while the model generates.
+training prompts, so an eval asks the model exactly what training asked. A policy here is a plain function of the
+prompts: the eval harness (``EvalHarness.maybe_run``) calls it on the trainer's thread, where the process's device is
+set, while the eval's sockets keep answering the server from a thread of their own.
 
 A model sharded across processes (FSDP, DeepSpeed ZeRO-3) needs every process in every forward pass, so its
 processes must call ``generate`` equally often: :class:`Lockstep` makes them, as TRL's own generation does (and
@@ -11,7 +12,6 @@ transformers' ``generate`` keeps their decoding steps equal, ``synced_gpus``).
 
 from __future__ import annotations
 
-import asyncio
 import math
 from typing import Any
 
@@ -34,8 +34,8 @@ class TransformersPolicy:
         self.batch_size = batch_size
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
 
-    async def complete(self, prompts: list[list[dict]]) -> list[str]:
-        return await asyncio.to_thread(self.generate, prompts)
+    def __call__(self, prompts: list[list[dict]]) -> list[str]:
+        return self.generate(prompts)
 
     def batches(self, prompts: int) -> int:
         """How many ``generate`` calls ``prompts`` prompts take."""
@@ -84,19 +84,16 @@ class Lockstep:
         self.index = replicas.index
         self.count = replicas.count
 
-    async def complete(self, prompts: list[list[dict]]) -> list[str]:
-        return await asyncio.to_thread(self._round, prompts)
-
-    def _round(self, prompts: list[list[dict]]) -> list[str]:
+    def __call__(self, prompts: list[list[dict]]) -> list[str]:
         if not prompts:
             return []
-        counts = self.replicas.gather([len(prompts)])
+        counts = self.replicas.exchange("the eval's model calls in lockstep", lambda: len(prompts))
         return self.policy.generate(prompts, batches=self.policy.batches(max(counts)))
 
     def gather(self, items: list) -> list:
         """Join the rounds of the processes still playing, then gather ``items`` from every process."""
         while True:
-            counts = self.replicas.gather([0])
+            counts = self.replicas.exchange("the eval's model calls in lockstep", lambda: 0)
             if not any(counts):
                 break
             self.policy.generate([], batches=self.policy.batches(max(counts)))

@@ -9,7 +9,10 @@ evidence in it), as in the MLX trainer.
 On several processes each call sees one process's contiguous slice of the generation batch, and a group can be split
 between two processes: each process scores its own completions, then the (draw, reward, cost) of every completion
 is gathered from all processes (:mod:`.replicas`), and every process applies every group's update in draw order, so
-the copies of the sampler stay identical and no group is lost or counted twice.
+the copies of the sampler stay identical and no group is lost or counted twice. The gather carries each process's
+status: where one process's part fails (its sessions, a reset, the environment, the user's ``score``), every process
+raises the same :class:`~openenv_prime.trl.replicas.ProcessFailed` there, quoting it. The run's streak of episodes
+the environment failed is counted on the gathered batch, so every process stops at the same call when it is full.
 
 In text mode each completion is the reply to the task's one question, played through the episode engine on the
 server; in tool mode the episode was played by TRL's tool loop on the environment object, and a text environment
@@ -19,6 +22,7 @@ whose model answered without calling the tool has that answer played as its repl
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 from typing import Any, Callable, Sequence
 
 from openenv_prime.client.engine.episode import Episode
@@ -56,6 +60,32 @@ class OpenEnvReward:
                  draw: list[int] | None = None, environments: list | None = None, **kwargs: Any) -> list[float | None]:
         if draw is None:
             raise ValueError("the rows have no 'draw' column: pass this OpenEnvTRL's dataset as train_dataset")
+        replicas = self.rows.replicas
+
+        def score_mine() -> list[tuple]:
+            return self._score(prompts, completions, completion_ids, draw, environments, kwargs)
+
+        with self.timers.time("rewards"):  # every process's (draw, reward, cost, stop, error): the whole batch
+            parts = replicas.exchange("scoring the generation batch (the environment's episodes and the reward "
+                                      "function)", score_mine)
+            scored = [item for part in parts for item in part]
+        self.env.streak.record(SimpleNamespace(stop=stop, error=error, finished=True) for *_, stop, error in scored)
+        with self.timers.time("rewards"):
+            groups = self._groups(scored)
+        for group in groups:
+            with self.timers.time("rewards"):
+                row = self.rows.take(group[0][0])
+                kept = [(r, c) for _, r, c, *_ in group if r is not None]
+            if kept:
+                group_costs = [c for _, c in kept] if kept[0][1] is not None else None
+                with self.timers.time("sampler"):
+                    self.rows.sampler.update(self.rows.task(row["task_index"]), [r for r, _ in kept], group_costs)
+            self.groups += 1
+        return [reward for _, reward, *_ in parts[replicas.index]]
+
+    def _score(self, prompts: list, completions: list, completion_ids: list | None, draw: list[int],
+               environments: list | None, kwargs: dict[str, Any]) -> list[tuple]:
+        """This process's completions played and scored: (draw, reward, cost, the episode's stop, its error) each."""
         if environments is not None:
             episodes = self._tool_episodes(environments, completions)
         else:
@@ -66,25 +96,16 @@ class OpenEnvReward:
         if self.score is not None:
             rewards = list(self.score(prompts=prompts, completions=completions, completion_ids=completion_ids,
                                       draw=draw, environments=environments, **kwargs))
+            if len(rewards) != len(completions):
+                raise ValueError(f"score= returned {len(rewards)} rewards for {len(completions)} completions; "
+                                 "return one reward (or None) per completion")
         else:
             rewards = [ep.reward for ep in episodes]
         costs = [float(len(ids)) for ids in completion_ids] if completion_ids is not None else [None] * len(draw)
-        with self.timers.time("rewards"):
-            scored = self.rows.replicas.gather(list(zip(draw, rewards, costs)))  # the whole generation batch
-            groups = self._groups(scored)
-        for group in groups:
-            with self.timers.time("rewards"):
-                row = self.rows.take(group[0][0])
-                kept = [(r, c) for _, r, c in group if r is not None]
-            if kept:
-                group_costs = [c for _, c in kept] if kept[0][1] is not None else None
-                with self.timers.time("sampler"):
-                    self.rows.sampler.update(self.rows.task(row["task_index"]), [r for r, _ in kept], group_costs)
-            self.groups += 1
-        return rewards
+        return [(d, r, c, ep.stop, ep.error) for d, r, c, ep in zip(draw, rewards, costs, episodes)]
 
-    def _groups(self, scored: list[tuple[int, float | None, float | None]]) -> list[list[tuple]]:
-        """The generation batch's (draw, reward, cost) cut into groups; an error unless every group is
+    def _groups(self, scored: list[tuple]) -> list[list[tuple]]:
+        """The generation batch's (draw, reward, cost, stop, error) cut into groups; an error unless every group is
         ``group_size`` completions of one draw."""
         g = self.group_size
         if len(scored) % g:
@@ -92,23 +113,29 @@ class OpenEnvReward:
                              "set GRPOConfig.num_generations to the OpenEnvTRLConfig's group_size")
         groups = [scored[start:start + g] for start in range(0, len(scored), g)]
         for start, group in zip(range(0, len(scored), g), groups):
-            draws = sorted({d for d, _, _ in group})
+            draws = sorted({item[0] for item in group})
             if len(draws) != 1:
                 raise ValueError(f"completions {start}..{start + g - 1} come from several rows ({draws}): "
                                  "set GRPOConfig.num_generations to group_size and keep shuffle_dataset=False")
         return groups
 
     def _tool_episodes(self, environments: list, completions: list) -> list[Episode]:
-        """The episodes TRL's tool loop played; a text environment's unplayed episode gets the answer as its reply."""
+        """The episodes TRL's tool loop played; a text environment's unplayed episode gets the answer as its reply.
+        An environment whose reset failed fails this process's part of the batch (every process is told)."""
+        failed = [env.failure for env in environments if env.failure is not None]
+        if failed:
+            raise RuntimeError(f"{len(failed)} of this process's {len(environments)} episodes could not be reset "
+                               f"on the server; the first: {failed[0]}")
         unplayed = [(env, c) for env, c in zip(environments, completions)
-                    if env.episode is not None and env.episode.turns == 0 and not env.episode.finished]
+                    if env.episode.turns == 0 and not env.episode.finished]
         if unplayed and self.env.protocol.free_text:
             with self.timers.time("env_play"):
                 self.env.sockets.run(_reply_all([(env.episode, completion_text(c)) for env, c in unplayed]))
+        episodes = [env.episode for env in environments]
         with self.timers.time("env_play"):
-            self.env.sockets.run(_finish_all([env.episode for env in environments if env.episode is not None]))
-        self.env.played([env.episode for env in environments if env.episode is not None])
-        return [env.episode for env in environments]
+            self.env.sockets.run(_finish_all(episodes))
+        self.env.played(episodes)
+        return episodes
 
 
 async def _reply_all(pairs: list[tuple[Episode, str]]) -> None:

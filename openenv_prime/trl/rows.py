@@ -66,16 +66,18 @@ class SamplerRows:
         """The rows drawn before a resume and not yet scored, then new draws, forever."""
         yield from list(self.pending.values())
         while True:
-            with self.timers.time("sampler"):
+            with self.timers.time("sampler"):  # the copies are identical, so a draw that fails fails on all
                 tasks = self.sampler.sample(self.rows_per_batch)
             with self.timers.time("rows"):
                 self.replicas.same(f"the tasks of draws {self.next_draw}..{self.next_draw + len(tasks) - 1}",
-                                   [task.index for task in tasks])
+                                   lambda: [task.index for task in tasks])
             if self.tool_mode:
                 prompts = [self.env.tool_prompt() for _ in tasks]
             else:
                 with self.timers.time("env_resets"):
-                    prompts = self.replicas.from_main(lambda: self.env.prompts(tasks))
+                    prompts = self.replicas.from_main(f"resetting the tasks of draws {self.next_draw}.."
+                                                      f"{self.next_draw + len(tasks) - 1} on the server",
+                                                      lambda: self.env.prompts(tasks))
             with self.timers.time("rows"):
                 rows = [self._row(task, prompt) for task, prompt in zip(tasks, prompts)]
             yield from rows

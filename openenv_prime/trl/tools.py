@@ -38,15 +38,26 @@ class OpenEnvToolEnvironment:
 
     def __init__(self) -> None:
         self.episode: Episode | None = None
+        self.failure: str | None = None
 
     def reset(self, **row: Any) -> str:
         """Start the row's task; the first observation is appended to the row's (empty) user message. The row's
-        system prompt was made before the reset, so an environment's own instructions open this text instead."""
+        system prompt was made before the reset, so an environment's own instructions open this text instead.
+
+        A reset that fails is kept in ``failure``, not raised: raised here it would stop this process alone inside
+        TRL's generation, leaving the others waiting in their next collective; the reward function tells every
+        process instead."""
         env = self._env
         if self.episode is not None and self.episode.session is not None:
             env.sockets.run(self.episode.session.close())
-        self.episode = env.episode(self._rows.task(row["task_index"]))
-        env.sockets.run(self.episode.start(env.pool.new_session()))
+        self.episode, self.failure = None, None
+        try:
+            episode = env.episode(self._rows.task(row["task_index"]))
+            env.sockets.run(episode.start(env.pool.new_session()))
+        except Exception as err:
+            self.failure = f"{type(err).__name__}: {err}"
+            return "The environment could not start this episode."
+        self.episode = episode
         own = self.episode.opening.system
         return f"{own}\n\n{self.episode.chat[-1]['content']}" if own else self.episode.chat[-1]["content"]
 

@@ -121,3 +121,80 @@ def test_bad_calls_are_refused_with_nothing_recorded(chain_sum_server, tmp_path)
         EvalHarness(EvalConfig(base_url=chain_sum_server), {"every": 2})
     with pytest.raises(TypeError, match="complete"):
         EvalHarness(EvalConfig(base_url=chain_sum_server), EvalSchedule(), policy="gpt")
+
+
+# ---- the model on the calling thread, shares joined there -------------------------------------------------------
+class TwoShards:
+    """Process ``index`` of 2 in one process: its gather returns this process's items beside the other process's,
+    which ``other`` makes from the items (the harness's status and result), and records the thread it ran on."""
+
+    count = 2
+
+    def __init__(self, index, other):
+        self.index = index
+        self.other = other
+        self.threads = []
+
+    def gather(self, items):
+        import threading
+
+        self.threads.append(threading.current_thread())
+        theirs = self.other(items)
+        return [*items, *theirs] if self.index == 0 else [*theirs, *items]
+
+
+def test_a_function_policy_and_the_shards_gather_run_on_the_thread_that_called_maybe_run(chain_sum_server):
+    """A trainer's model and collectives belong to its thread (CUDA's current device is per thread): the harness
+    plays the eval's sockets elsewhere and hands every model call back."""
+    import threading
+
+    rule = rule_policy(set(ALL_TIERS))
+    threads = []
+
+    def policy(prompts):
+        threads.append(threading.current_thread())
+        return rule(prompts)
+
+    shards = TwoShards(0, lambda items: items)  # the other process played the same share
+    harness = EvalHarness(EvalConfig(base_url=chain_sum_server, per_family=2, max_concurrency=4), EvalSchedule())
+    record = harness.maybe_run(0, policy=policy, shards=shards)
+    assert threads and set(threads) == {threading.current_thread()}
+    assert shards.threads == [threading.current_thread()]
+    assert record["overall"] == 1.0 and record["eval_episodes"] == 10  # share 0 is tasks 0::2 of 10, twice
+
+
+def test_a_policy_that_raises_fails_the_eval_with_its_error(chain_sum_server):
+    def broken(prompts):
+        raise RuntimeError("out of memory (scripted)")
+
+    harness = EvalHarness(EvalConfig(base_url=chain_sum_server, per_family=1), EvalSchedule())
+    with pytest.raises(RuntimeError, match=r"out of memory \(scripted\)"):
+        harness.maybe_run(0, policy=broken)
+    assert harness.records == []
+
+
+def test_a_share_that_failed_elsewhere_fails_the_eval_on_this_process_naming_it(chain_sum_server):
+    shards = TwoShards(0, lambda items: [("error", "ServerUnreachableError: cannot reach the server (scripted)")])
+    harness = EvalHarness(EvalConfig(base_url=chain_sum_server, per_family=1), EvalSchedule())
+    with pytest.raises(RuntimeError, match=r"the eval failed on process 1 of 2: process 1: ServerUnreachableError"):
+        harness.maybe_run(0, policy=rule_policy(set(ALL_TIERS)), shards=shards)
+    assert harness.records == []
+
+
+def test_a_share_that_stopped_gives_the_stopped_result_with_its_reason_not_an_index_error(chain_sum_server):
+    """Process 1's environment failed episode after episode, so its share holds only the episodes it finished.
+    Process 0 joins it: every finished episode in the order one process plays them, and the stop's reason. (Every
+    process joins the same gathered shares, so every process holds this result.)"""
+    config = EvalConfig(base_url=chain_sum_server, per_family=3, max_concurrency=4)
+    whole = []
+    EvalHarness(config, EvalSchedule(), on_result=lambda record, result: whole.append(result)).maybe_run(
+        0, policy=rule_policy({0, 1, 2}))
+    theirs = whole[0].model_copy(update={"results": whole[0].results[1::2][:2], "stopped": "the environment failed"})
+    joined = []
+    record = EvalHarness(config, EvalSchedule(), on_result=lambda record, result: joined.append(result)).maybe_run(
+        0, policy=rule_policy({0, 1, 2}), shards=TwoShards(0, lambda items: [("ok", theirs)]))
+    expected = [*whole[0].results[0::2], *whole[0].results[1::2][:2]]
+    key = lambda r: (int(r.family), r.index)  # noqa: E731
+    assert [key(r) for r in joined[0].results] == sorted(key(r) for r in expected)
+    assert joined[0].stopped == record["stopped"] == "process 1 of 2: the environment failed"
+    assert record["eval_episodes"] == 8 + 2 and whole[0].stopped is None

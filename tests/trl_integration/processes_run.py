@@ -33,10 +33,63 @@ class PositionScore:
 
     def __init__(self, process_index: int):
         self.process_index = process_index
+        self.calls = 0
+        self.fail_at: int | None = None  # the call that raises (a broken user score)
 
     def __call__(self, completions, task_index, **kwargs):
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise RuntimeError(f"the user's score broke on process {self.process_index} (scripted)")
         start = self.process_index * len(completions)
         return [float((start + i) % GROUP < task % 5) for i, task in enumerate(task_index)]
+
+
+COLLECTIVES = ("all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list", "all_gather",
+               "all_gather_into_tensor", "all_reduce", "reduce", "broadcast", "barrier", "reduce_scatter",
+               "reduce_scatter_tensor", "all_to_all", "gather", "scatter")
+
+
+def record_collectives(calls: list[list]) -> None:
+    """Wrap torch.distributed's collectives to append [name, thread name, on the main thread, the package's device
+    binding on that thread, called from openenv_prime] for every call, from whichever caller (the package, TRL,
+    accelerate). The main thread runs ``trainer.train()`` here: it is the trainer's thread."""
+    import threading
+    import traceback
+
+    import torch.distributed as dist
+
+    from openenv_prime.trl import replicas
+
+    for name in COLLECTIVES:
+        original = getattr(dist, name, None)
+        if original is None:
+            continue
+
+        def wrapped(*args, _name=name, _original=original, **kwargs):
+            here = threading.current_thread()
+            ours = any("/openenv_prime/" in frame.filename for frame in traceback.extract_stack())
+            calls.append([_name, here.name, here is threading.main_thread(),
+                          getattr(replicas._bound, "device", None) is not None, ours])
+            return _original(*args, **kwargs)
+
+        setattr(dist, name, wrapped)
+
+
+def fail_on_process_1(what: str, openenv, trainer_args, callback, score) -> None:
+    """Break process 1 alone: its environment sessions (a server that is not there), its reward function (the user's
+    score raises at its second call) or its share of the evals (another, absent, server)."""
+    from openenv_prime.client.wire.session_pool import SessionPool
+    from tests.support.processes import free_port
+
+    if trainer_args.process_index != 1:
+        return
+    absent = f"http://127.0.0.1:{free_port()}"
+    if what == "session":
+        openenv.env.pool = SessionPool(absent, timeout=5)
+    elif what == "score":
+        score.fail_at = 2
+    elif what == "eval":
+        callback.harness.config = callback.harness.config.model_copy(update={"base_url": absent, "timeout": 5})
 
 
 def main() -> None:
@@ -53,7 +106,12 @@ def main() -> None:
     parser.add_argument("--diverge", action="store_true", help="process 1 seeds its sampler differently (a broken run)")
     parser.add_argument("--train-split", default="train")
     parser.add_argument("--test-split", default=None)
+    parser.add_argument("--resume-on-1", default=None, help="process 1 resumes this checkpoint instead (a stale copy)")
+    parser.add_argument("--fail", choices=["session", "score", "eval"], default=None, help="break process 1 alone")
+    parser.add_argument("--eval-every", type=int, default=2, help="0: no evals")
     opts = parser.parse_args()
+    collectives: list[list] = []
+    record_collectives(collectives)
 
     import torch.distributed as dist
     from trl import GRPOTrainer
@@ -69,7 +127,8 @@ def main() -> None:
     config = OpenEnvTRLConfig(base_url=opts.url, group_size=GROUP, seed=seed, sampler=opts.sampler,
                               train_split=opts.train_split, test_split=opts.test_split, max_steps=2,
                               max_sessions=opts.max_sessions)
-    openenv = OpenEnvTRL(config, tool_mode=opts.mode == "tool", score=PositionScore(args.process_index))
+    score = PositionScore(args.process_index)
+    openenv = OpenEnvTRL(config, tool_mode=opts.mode == "tool", score=score)
     updates: list[list] = []
     update = openenv.sampler.update
 
@@ -112,14 +171,19 @@ def main() -> None:
     trainer = GRPOTrainer(model=tiny_model(tokenizer), reward_funcs=[openenv.reward], train_dataset=dataset, args=args,
                           processing_class=tokenizer,
                           **({"environment_factory": openenv.environment_factory()} if opts.mode == "tool" else {}))
-    callback = openenv.attach(trainer, schedule=EvalSchedule(every=2), per_family=1, max_new_tokens=4,
+    schedule = EvalSchedule(every=opts.eval_every) if opts.eval_every else None
+    callback = openenv.attach(trainer, schedule=schedule, per_family=1, max_new_tokens=4,
                               log=opts.out / "evals.jsonl", lockstep=opts.lockstep or None)
-    trainer.train(resume_from_checkpoint=opts.resume)
+    if opts.fail:
+        fail_on_process_1(opts.fail, openenv, args, callback, score)
+    resume = opts.resume_on_1 if opts.resume_on_1 and args.process_index == 1 else opts.resume
+    trainer.train(resume_from_checkpoint=resume)
     openenv.close()
     result = {
         "process": args.process_index, "processes": args.world_size, "steps": trainer.state.global_step,
         "updates": updates, "scored": scored, "state": openenv.rows.state_dict(), "restored": restored,
-        "evals": callback.harness.records, "groups": openenv.reward.groups,
+        "evals": callback.harness.records if callback.harness else [], "groups": openenv.reward.groups,
+        "collectives": collectives,
         "logged_evals": [h for h in trainer.state.log_history if "openenv/eval/accuracy" in h],
         "timers": dict(openenv.timers.seconds), "eval_generate": generated,
     }

@@ -49,7 +49,7 @@ def runs(chain_sum_server, gold_fields_server, tmp_path_factory):
             "one": launch(1, chain_sum_server, out["one"], "--per-device", "8")}
     checkpoint = str(out["two"] / "checkpoint-2")
     made["resumed"] = launch(2, chain_sum_server, out["resumed"], "--resume", checkpoint, "--lockstep",
-                             "--max-sessions", "1")
+                             "--max-sessions", "2")
     made["resumed_on_one"] = launch(1, chain_sum_server, out["resumed_on_one"], "--resume", checkpoint,
                                     "--per-device", "8")
     made["tool"] = launch(2, gold_fields_server, out["tool"], "--mode", "tool", "--train-split", "test",
@@ -147,3 +147,31 @@ def test_copies_that_differ_stop_the_run_on_every_process_with_a_message(chain_s
     assert "ReplicaMismatch" in output and "differ between the training processes" in output
     assert output.count("same OpenEnvTRLConfig (seed, sampler, sampler_kwargs)") == 2  # both processes stopped, saying why
     assert not list(tmp_path.glob("process-*.json"))
+
+
+@pytest.mark.parametrize("name", ["two", "resumed", "tool"])
+def test_every_collective_runs_on_the_trainers_thread(runs, name):
+    """Text mode with shared evals and checkpoints, resume with lockstep evals, tool mode: every torch.distributed
+    call (the package's, TRL's, accelerate's) ran on the thread that runs the trainer, or after the package bound
+    the device on its thread; on GPUs any other thread would use GPU 0."""
+    made, _ = runs
+    for process in made[name]:
+        calls = process["collectives"]
+        off = [call for call in calls if not call[2] and not call[3]]
+        assert not off, f"collectives off the trainer's thread: {off[:5]}"
+        ours = [call for call in calls if call[4]]
+        assert len(ours) >= STEPS  # rows, rewards, digests and evals went through torch.distributed
+        assert {name for name, *_ in ours} == {"all_gather_object"}
+
+
+def test_processes_that_resume_different_checkpoints_are_refused_at_train_begin(runs, chain_sum_server, tmp_path):
+    """Process 1 resumes a stale copy (checkpoint 2) while process 0 resumes checkpoint 4: both stop before training,
+    naming both steps, instead of a draw mismatch that blames the config."""
+    from tests.trl_integration.test_trl_process_failures import by_hand
+
+    _, out = runs
+    outputs = by_hand(chain_sum_server, tmp_path, "--eval-every", "0", "--resume", str(out["two"] / "checkpoint-4"),
+                      "--resume-on-1", str(out["two"] / "checkpoint-2"))
+    for output in outputs:
+        assert "resumed different checkpoints (process 0: step 4" in output and "process 1: step 2" in output
+        assert "differ between the training processes (process 0 has" not in output  # not the draws' mismatch

@@ -78,3 +78,35 @@ def test_split_batches_is_refused_on_several_processes(openenv, tmp_path, monkey
     monkeypatch.setattr(type(args), "world_size", property(lambda self: 2))  # as under torchrun, without a second process
     with pytest.raises(ValueError, match="split_batches=True"):
         openenv.check(args)
+
+
+@pytest.mark.parametrize("strategy", ["epoch", "best"])
+def test_save_strategies_that_would_save_a_stale_sampler_are_refused_naming_the_setting(openenv, tmp_path, strategy):
+    extra = {"metric_for_best_model": "loss", "eval_strategy": "no"} if strategy == "best" else {}
+    with pytest.raises(ValueError, match=f"save_strategy='{strategy}'.*use save_strategy='steps'"):
+        openenv.check(grpo_args(tmp_path, save_strategy=strategy, **extra))
+    openenv.check(grpo_args(tmp_path, save_strategy="no"))
+
+
+def test_sessions_are_shared_between_the_processes_and_too_few_are_refused_naming_both_numbers(chain_sum_server):
+    """max_sessions is the whole run's: one server serves every process (the embedded one admits 64 in all)."""
+    made = OpenEnvTRL(OpenEnvTRLConfig(base_url=chain_sum_server, group_size=4, max_sessions=10))
+    try:
+        assert made.env.share_sessions(3) == 3 and made.env.session_limit == 3
+        assert made.eval_config().max_concurrency == 3  # the eval's sessions too
+        with pytest.raises(ValueError, match=r"max_sessions=10 .* fewer than its 12 processes; set max_sessions to at least 12"):
+            made.env.share_sessions(12)
+        assert made.env.session_limit == 3
+    finally:
+        made.close()
+
+
+def test_tool_mode_with_more_rollouts_per_process_than_sessions_is_refused_naming_both(chain_sum_server, tmp_path):
+    made = OpenEnvTRL(OpenEnvTRLConfig(base_url=chain_sum_server, group_size=4, max_sessions=6), tool_mode=True)
+    try:
+        with pytest.raises(ValueError, match=r"one session per rollout .*\(8 = GRPOConfig.generation_batch_size 8 / 1 "
+                                             r"process\(es\)\), more than the 6 each process may open"):
+            made.dataset(grpo_args(tmp_path))
+        assert made.rows is None
+    finally:
+        made.close()
