@@ -52,10 +52,10 @@ def _features(datasets) -> tuple[Any, Any]:
     V, L = datasets.Value, datasets.List
     integer, real, text, flag = V("int64"), V("float64"), V("string"), V("bool")
     episodes = datasets.Features({
-        "step": integer, "key": text, "family": text, "split": text, "index": integer, "reward": real,
+        "step": integer, "key": text, "split": text, "index": integer, "family": text, "reward": real,
         "success": flag, "stop": text, "error": text, "steps": integer, "turns": integer, "invalid_actions": integer,
-        "truncated": flag, "done": flag, "tokens": integer, "reply_chars": integer, "step_rewards": L(real),
-        "messages": L({"role": text, "content": text}), "reply": text,
+        "truncated": flag, "done": flag, "tokens": integer, "reply_chars": integer, "reply": text,
+        "step_rewards": L(real), "messages": L({"role": text, "content": text}),
     })
     families = datasets.Features({
         "step": integer, "family": text, "tasks": integer, "solved": integer, "accuracy": real, "mean_reward": real,
@@ -121,10 +121,14 @@ def save_dataset(result: EvalResult, out: str | Path, **about: Any) -> Path:
     step = info.get("training", {}).get("step")
     split = split_name(result.split)
     episode_features, family_features = _features(datasets)
-    tables = {
-        EPISODES: datasets.Dataset.from_list(episode_rows(result, step=step), features=episode_features),
-        FAMILIES: datasets.Dataset.from_list([{"step": step, **f.model_dump(mode="json")} for f in result.families],
-                                             features=family_features),
+    rows = {
+        EPISODES: episode_rows(result, step=step),
+        FAMILIES: [{"step": step, **f.model_dump(mode="json")} for f in result.families],
+    }
+    tables = {  # the columns in the schema's order, whatever order the rows hold them in
+        name: datasets.Dataset.from_list([{column: row.get(column) for column in features} for row in rows[name]],
+                                         features=features)
+        for name, features in ((EPISODES, episode_features), (FAMILIES, family_features))
     }
     bars = datasets.is_progress_bar_enabled()
     datasets.disable_progress_bars()  # a bar per small file would only clutter the eval's output
