@@ -28,7 +28,7 @@ HOMES = {
     "trl": ["trl/"],
     "torch": ["trl/"],
     "peft": ["trl/"],
-    "datasets": ["trl/"],
+    "datasets": ["trl/", "evaluation/dataset.py"],
     # the MLX trainer writes its tokenizer files with transformers' tokenizer class, which mlx-lm loads them with
     "transformers": ["trl/", "mlx_trainer/model/"],
     # the MLX trainer's report_to: its log mirrored to TensorBoard and W&B

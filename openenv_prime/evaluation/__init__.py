@@ -20,6 +20,7 @@ _EXPORTS = {
     "ModelEndpointError": "policy",
     "OpenAIPolicy": "policy",
     "Policy": "policy",
+    "Reply": "policy",
     "run_eval": "runner",
     "run_eval_async": "runner",
     "choose_tasks": "selection",

@@ -39,7 +39,58 @@ def _json_object(value: str) -> dict:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     _register_eval(subparsers)
+    _register_show(subparsers)
     _register_plot(subparsers)
+
+
+def _register_show(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "show",
+        help="print a few of an eval's episodes: the prompts, the model's replies, each step's reward",
+        description="Print episodes an eval wrote: every message the model was sent and every reply, each step's "
+        "reward, the episode's reward and why it ended, invalid actions and the environment's errors. RUN is an "
+        "`openenv-prime eval` report (its episodes file beside it), an episodes JSONL file, or a run directory "
+        "with episodes.jsonl (an `openenv-prime train` run: its last eval unless --step says which).",
+        epilog=SHOW_EXAMPLES,
+        formatter_class=ExampleFormatter,
+    )
+    p.add_argument("run", type=Path, metavar="RUN", help="a report, an episodes JSONL file, or a run directory")
+    p.add_argument("-n", "--limit", type=int, default=3, help="episodes to print (default: %(default)s)")
+    p.add_argument("--family", default=None, help="only this family's episodes")
+    p.add_argument("--failed", action="store_true", help="only the episodes that were not solved")
+    p.add_argument("--step", type=int, default=None, help="the eval at this training step (default: the last)")
+    p.add_argument("--max-chars", type=int, default=800,
+                   help="characters shown of each message; 0 shows all (default: %(default)s)")
+    p.set_defaults(func=_show)
+
+
+def _show(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from openenv_prime.evaluation.episodes import episodes_file, read_episodes
+    from openenv_prime.evaluation.show import choose, episode_panel
+
+    try:
+        path = episodes_file(args.run)
+        rows = choose(read_episodes(path), step=args.step, family=args.family, failed=args.failed, limit=args.limit)
+    except (FileNotFoundError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    console = Console()
+    for row in rows:
+        console.print(episode_panel(row, args.max_chars))
+    console.print(f"{len(rows)} episode(s) of {path}", highlight=False)
+    return 0
+
+
+SHOW_EXAMPLES = """\
+examples:
+  openenv-prime show eval-results.json              # the episodes `openenv-prime eval` wrote beside its report
+  openenv-prime show runs/mlx-default --failed -n 5 # a train run's last eval: five unsolved episodes
+  openenv-prime show episodes.jsonl --step 10 --family 2
+
+Episode files and their fields: docs/evaluation.md in the openenv-prime repository.
+"""
 
 
 def _register_plot(subparsers: argparse._SubParsersAction) -> None:
@@ -213,6 +264,20 @@ def _register_eval(subparsers: argparse._SubParsersAction) -> None:
                      help="model requests in flight (default: --max-concurrency; use ~4 for mlx_lm.server)")
     run.add_argument("--timeout", type=float, default=30.0, help="seconds per environment answer (default: %(default)s)")
     run.add_argument("--out", default="eval-results.json", help="JSON report path, checked before the eval (default: %(default)s)")
+    kept = p.add_argument_group("episodes and datasets (docs/evaluation.md)")
+    kept.add_argument("--episodes", default=None, metavar="FILE.jsonl",
+                      help="where every episode is written, its prompts, replies and step rewards, for `openenv-prime "
+                      "show` (default: beside --out, e.g. eval-results.episodes.jsonl)")
+    kept.add_argument("--no-episodes", dest="write_episodes", action="store_false", help="write no episodes file")
+    kept.add_argument("--save-dataset", default=None, metavar="DIR",
+                      help="also write the episodes and the per-family summary as a Hugging Face dataset (parquet "
+                      "and a dataset card) to DIR, which datasets.load_dataset(DIR) reads (needs `datasets`: the trl extra)")
+    kept.add_argument("--push-to-hub", default=None, metavar="REPO",
+                      help="push that dataset to the Hub dataset repository REPO (e.g. user/my-evals; logged in with "
+                      "`hf auth login` or $HF_TOKEN)")
+    kept.add_argument("--env-dataset", default=None, metavar="REPO",
+                      help="the Hub repo id of the environment's own dataset (the one with an environment.yaml), named "
+                      "in the dataset card")
     p.set_defaults(func=_main)
 
 
@@ -231,6 +296,74 @@ def describe_validation_error(exc) -> str:
         message = error["msg"].removeprefix("Value error, ")
         parts.append(f"{EvalConfig.spelling(name) if name in EvalConfig.model_fields else name}: {message}")
     return "; ".join(parts)
+
+
+def _episodes_path(args: argparse.Namespace) -> Path | None:
+    from openenv_prime.evaluation.episodes import beside
+
+    if not args.write_episodes:
+        return None
+    return Path(args.episodes) if args.episodes else beside(args.out)
+
+
+def _check_kept(args: argparse.Namespace) -> str | None:
+    """What would keep the episodes or the dataset from being written, found before the eval runs (or None)."""
+    from openenv_prime.evaluation.report import check_writable
+
+    episodes = _episodes_path(args)
+    if episodes is not None:
+        try:
+            check_writable(episodes)
+        except ValueError as exc:
+            return f"--episodes: {exc}"
+    if args.save_dataset or args.push_to_hub:
+        from openenv_prime.evaluation.dataset import require_datasets
+
+        try:
+            require_datasets()
+        except ImportError as exc:
+            return f"{'--save-dataset' if args.save_dataset else '--push-to-hub'}: {exc}"
+        if args.save_dataset and Path(args.save_dataset).is_file():
+            return f"--save-dataset: {args.save_dataset} is a file; name a folder for the dataset"
+    return None
+
+
+def _server_about(args: argparse.Namespace, base_url: str) -> dict:
+    """The environment's name and version from its server, for a dataset card (asked while the server is up)."""
+    if not (args.save_dataset or args.push_to_hub):
+        return {}
+    from openenv_prime.evaluation.dataset import server_metadata
+
+    return server_metadata(base_url, timeout=args.timeout)
+
+
+def _keep(args: argparse.Namespace, result, document: dict, environment: dict) -> list[str]:
+    """Write the episodes file (named in the report), the dataset and its push; a line for each thing written."""
+    import os
+    import tempfile
+
+    from openenv_prime.evaluation.episodes import episode_rows, write_episodes
+
+    lines = []
+    episodes = _episodes_path(args)
+    if episodes is not None:
+        write_episodes(episodes, episode_rows(result))
+        document["episodes_file"] = os.path.relpath(episodes.resolve(), Path(args.out).resolve().parent)
+        lines.append(f"episodes written to {episodes} (`openenv-prime show {args.out}` prints a few)")
+    if args.save_dataset or args.push_to_hub:
+        from openenv_prime.evaluation.dataset import push_dataset, save_dataset
+
+        folder = Path(args.save_dataset) if args.save_dataset else Path(tempfile.mkdtemp(prefix="openenv-prime-dataset-"))
+        save_dataset(result, folder, model=document["model"], server=environment, env_dataset=args.env_dataset)
+        lines.append(f"dataset written to {folder} (datasets.load_dataset({str(folder)!r}))")
+        if args.push_to_hub:
+            try:
+                url = push_dataset(folder, args.push_to_hub)
+            except Exception as exc:  # the Hub's errors differ between huggingface_hub releases; the dataset is on disk
+                raise OSError(f"--push-to-hub {args.push_to_hub} failed ({type(exc).__name__}: {exc}); the dataset "
+                              f"is in {folder}") from exc
+            lines.append(f"dataset pushed to {url}")
+    return lines
 
 
 def _main(args: argparse.Namespace) -> int:
@@ -259,6 +392,9 @@ def _main(args: argparse.Namespace) -> int:
         if isinstance(exc, ValidationError):
             return fail(f"bad eval setting: {describe_validation_error(exc)}", 2)
         return fail(f"--out: {exc}", 2)
+    problem = _check_kept(args)
+    if problem:
+        return fail(problem, 2)
     try:
         policy = OpenAIPolicy(args.model_base_url, args.model, args.api_key, max_tokens=args.max_tokens,
                               max_concurrency=args.model_concurrency or args.max_concurrency)
@@ -270,6 +406,7 @@ def _main(args: argparse.Namespace) -> int:
             server = nullcontext(args.base_url)
         with server as base_url:
             result = run_eval(EvalConfig(**config_kwargs(args, base_url)), policy)
+            environment = _server_about(args, base_url)
     except (OpenEnvError, ModelEndpointError, ValueError, KeyError, OSError, RuntimeError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)  # KeyError's str() adds quotes
         return fail(str(message))
@@ -296,6 +433,10 @@ def _main(args: argparse.Namespace) -> int:
         err.print(f"[yellow]warning:[/yellow] {result.errored} of {len(result.results)} episodes failed inside the "
                   f"environment (stop 'error'; left out of accuracy); the first: {escape(first or '')}", highlight=False)
     try:
+        kept, not_kept = _keep(args, result, document, environment), None
+    except (OSError, ImportError, ValueError) as exc:  # the eval is done: the report is still written
+        kept, not_kept = [], str(exc)
+    try:
         path = write_json(args.out, document)
     except OSError as exc:  # the eval is done: keep its results somewhere
         fd, spare = tempfile.mkstemp(prefix="openenv-prime-eval-", suffix=".json")
@@ -303,6 +444,10 @@ def _main(args: argparse.Namespace) -> int:
         fallback = write_json(spare, document)
         return fail(f"cannot write {args.out} ({exc}); the report was written to {fallback} instead")
     console.print(f"{len(result.results)} episodes in {result.elapsed_s:.1f} s; report written to {path}")
+    for line in kept:
+        console.print(line, highlight=False)
+    if not_kept:
+        return fail(not_kept)
     if result.stopped:
         return fail(f"the eval stopped before playing every task: {result.stopped}")
     return 0

@@ -32,6 +32,7 @@ from typing import Any, Awaitable, Callable, Iterable, Protocol, Sequence
 from openenv_prime.client.server_settings import Spelling
 from openenv_prime.evaluation.calling_thread import CallingThread
 from openenv_prime.evaluation.config import EvalConfig
+from openenv_prime.evaluation.episodes import DEFAULT_EPISODES_PER_FAMILY, episode_rows, write_episodes
 from openenv_prime.evaluation.policy import Policy
 from openenv_prime.evaluation.result import EvalResult, combine
 from openenv_prime.evaluation.runner import run_eval_async
@@ -108,16 +109,21 @@ class EvalHarness:
     """Evaluates on ``schedule``'s steps; ``records`` holds one dict per eval (also appended to ``log``, a JSONL
     file, when given), and each ``on_result(record, result)`` is called after every eval. ``spelling`` is how
     the caller's user sets the `EvalConfig` fields, for the eval's messages (see ``run_eval_async``). ``shards``:
-    the processes that share each eval (None: this one alone)."""
+    the processes that share each eval (None: this one alone). ``episodes``: a JSONL file that every eval appends its
+    first ``episodes_per_family`` episodes of each family to (None: all of them), each row with the eval's step
+    (:mod:`~openenv_prime.evaluation.episodes`)."""
 
     def __init__(self, config: EvalConfig, schedule: EvalSchedule, *, policy: Policy | Callable | None = None,
                  log: str | Path | None = None, on_result: OnResult | Sequence[OnResult] = (),
                  done: Iterable[dict[str, Any]] = (), spelling: Spelling | None = None,
-                 shards: Shards | None = None):
+                 shards: Shards | None = None, episodes: str | Path | None = None,
+                 episodes_per_family: int | None = DEFAULT_EPISODES_PER_FAMILY):
         if not isinstance(config, EvalConfig):
             raise TypeError(f"config must be an EvalConfig, got {type(config).__name__}")
         if not isinstance(schedule, EvalSchedule):
             raise TypeError(f"schedule must be an EvalSchedule, got {type(schedule).__name__}")
+        if episodes_per_family is not None and (isinstance(episodes_per_family, bool) or episodes_per_family < 1):
+            raise ValueError(f"episodes_per_family must be at least 1 (or None for every episode), got {episodes_per_family!r}")
         self.config = config
         self.schedule = schedule
         self.policy = as_policy(policy) if policy is not None else None
@@ -125,6 +131,8 @@ class EvalHarness:
         self.on_result = [on_result] if callable(on_result) else list(on_result)
         self.spelling = spelling
         self.shards = shards
+        self.episodes = Path(episodes) if episodes is not None else None
+        self.episodes_per_family = episodes_per_family
         self.records: list[dict[str, Any]] = list(done)
         self._told_choices = bool(self.records)
 
@@ -211,9 +219,17 @@ class EvalHarness:
             self.log.parent.mkdir(parents=True, exist_ok=True)
             with open(self.log, "a") as f:
                 f.write(json.dumps(record) + "\n")
+        if main:
+            self._write_episodes(record, result)
         for callback in self.on_result:
             callback(record, result)
         return record
+
+    def _write_episodes(self, record: dict[str, Any], result: EvalResult) -> None:
+        """Append the eval's first episodes of each family, with its step, to the episodes file (if one is set)."""
+        if self.episodes is not None:
+            write_episodes(self.episodes, episode_rows(result, per_family=self.episodes_per_family, step=record["step"]),
+                           append=True)
 
     @staticmethod
     def _record(step: int, result: EvalResult, sampler: Any, counters: dict[str, float]) -> dict[str, Any]:

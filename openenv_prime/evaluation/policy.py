@@ -15,9 +15,27 @@ import httpx
 from openenv_prime.client.wire.backoff import backoff
 
 
+class Reply(str):
+    """A reply text that also says how many tokens the model generated for it (None: unknown). A policy may return
+    these in place of plain strings; the eval keeps the count in each episode's record (``TaskResult.tokens``)."""
+
+    tokens: int | None
+
+    def __new__(cls, text: str, tokens: int | None = None) -> "Reply":
+        reply = super().__new__(cls, text)
+        reply.tokens = tokens
+        return reply
+
+
+def reply_tokens(reply: str) -> int | None:
+    """The tokens a policy reported for ``reply`` (a :class:`Reply`), else None."""
+    return getattr(reply, "tokens", None)
+
+
 @runtime_checkable
 class Policy(Protocol):
-    """Chat messages in, reply texts out (one per prompt, same order), decoded greedily.
+    """Chat messages in, reply texts out (one per prompt, same order), decoded greedily; a :class:`Reply` where the
+    policy knows the generated tokens.
 
     An in-process policy may block the event loop while it generates; if that outlasts the server's
     keepalive (~40 s), the eval replays the affected episodes on new sockets (``EvalResult.reconnects``).
@@ -86,19 +104,19 @@ class OpenAIPolicy:
         # built once: loading the CA bundle costs tens of ms, which every complete() call's client would pay
         self._ssl = httpx.create_ssl_context()
 
-    async def complete(self, prompts: list[list[dict]]) -> list[str]:
+    async def complete(self, prompts: list[list[dict]]) -> list[Reply]:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         limits = httpx.Limits(max_connections=self.max_concurrency)
         semaphore = asyncio.Semaphore(self.max_concurrency)
         async with httpx.AsyncClient(timeout=self.timeout, headers=headers, limits=limits, verify=self._ssl) as client:
 
-            async def one(messages: list[dict]) -> str:
+            async def one(messages: list[dict]) -> Reply:
                 async with semaphore:
                     return await self._post(client, messages)
 
             return list(await asyncio.gather(*(one(messages) for messages in prompts)))
 
-    async def _post(self, client: httpx.AsyncClient, messages: list[dict]) -> str:
+    async def _post(self, client: httpx.AsyncClient, messages: list[dict]) -> Reply:
         body = {
             "model": self.model,
             "messages": messages,
@@ -132,9 +150,12 @@ class OpenAIPolicy:
                 f"{response.text[:300]}"
             )
         try:
-            content = response.json()["choices"][0]["message"].get("content")
+            answer = response.json()
+            content = answer["choices"][0]["message"].get("content")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise ModelEndpointError(
                 f"model endpoint {self.url} answered something that is not a chat completion: {response.text[:300]}"
             ) from exc
-        return content or ""
+        usage = answer.get("usage")
+        tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+        return Reply(content or "", tokens if isinstance(tokens, int) else None)

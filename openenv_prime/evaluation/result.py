@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.selection import family_sort_key
@@ -39,6 +39,15 @@ class TaskResult(BaseModel):
     step: unscored, left out of accuracy; ``error`` says how)."""
     error: str | None = None
     """Why the episode failed without the environment scoring it (e.g. an action the server refused as too large)."""
+    tokens: int | None = None
+    """Tokens the model generated over the episode's replies, where the policy reports them (None: unknown)."""
+    messages: list[dict[str, str]] = Field([], exclude=True)
+    """The conversation: the system message the model was sent (when any), then every user message (the
+    observations, the feedback on invalid replies) and every reply, in order. Kept in the episodes file
+    (:mod:`~openenv_prime.evaluation.episodes`), not in the report; a long episode's prompts left out its oldest turns
+    (``prompt_budget``), so a late reply may not have seen all of them."""
+    step_rewards: list[float | None] = Field([], exclude=True)
+    """The reward of each accepted step (None where the environment gave none), in the episodes file only."""
 
 
 class FamilyScore(BaseModel):

@@ -24,7 +24,7 @@ from openenv_prime.client.server_settings import Spelling
 from openenv_prime.client.setup import EnvironmentSetup, Prepared
 from openenv_prime.client.wire.session_pool import SessionPool
 from openenv_prime.evaluation.config import EvalConfig
-from openenv_prime.evaluation.policy import Policy
+from openenv_prime.evaluation.policy import Policy, reply_tokens
 from openenv_prime.evaluation.result import EvalResult, TaskResult, scored_result
 from openenv_prime.evaluation.selection import choose_tasks, family_sort_key
 from openenv_prime.samplers.task import Task
@@ -60,6 +60,7 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, spelling: Spelli
                 episode_id=f"eval-s{config.seed}-{task.split}-{task.index}", context=task)
         for task in plan.tasks[index::count]
     ]
+    generated: dict[Episode, list[int | None]] = {ep: [] for ep in episodes}  # tokens of each reply, where known
 
     async def replies(active: list[Episode]) -> list[str]:
         # the environment's own instructions, else ours (the config's system prompt); then the reply format
@@ -71,6 +72,8 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, spelling: Spelli
                 f"{type(policy).__name__}.complete() returned {got} replies for {len(active)} prompts; "
                 "it must return one reply text per prompt"
             )
+        for ep, answer in zip(active, answers):
+            generated[ep].append(reply_tokens(answer))
         return [str(answer) for answer in answers]
 
     stopped = None
@@ -82,7 +85,8 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, spelling: Spelli
         await pool.close()
         await asyncio.gather(*(ep.session.close() for ep in episodes if ep.session is not None), return_exceptions=True)
     played = [ep for ep in episodes if ep.finished]
-    results = [_result(ep, config) for ep in played]
+    results = [_result(ep, config, plan.protocol.system_prompt(config.system_prompt, ep.opening), generated[ep])
+               for ep in played]
     families = sorted({r.family for r in results}, key=family_sort_key)
     silent = never_ending(played, action_setting=names("action_field"))
     return scored_result(config, results, families, env_name=plan.env_name, split=plan.split,
@@ -106,7 +110,8 @@ def _task_key(task: Task, config: EvalConfig) -> str:
     return str(spec.get(config.id_field) or f"{task.split}/{task.index}")
 
 
-def _result(ep: Episode, config: EvalConfig) -> TaskResult:
+def _result(ep: Episode, config: EvalConfig, system: str | None, tokens: list[int | None]) -> TaskResult:
+    """``system``: the system message the episode's prompts began with; ``tokens``: each reply's, where known."""
     task: Task = ep.context
     reward = ep.reward
     return TaskResult(
@@ -125,4 +130,7 @@ def _result(ep: Episode, config: EvalConfig) -> TaskResult:
         reply_chars=sum(len(m["content"]) for m in ep.chat if m["role"] == "assistant"),
         stop=ep.stop,
         error=ep.error,
+        tokens=sum(tokens) if tokens and None not in tokens else None,
+        messages=([{"role": "system", "content": system}] if system else []) + [dict(m) for m in ep.chat],
+        step_rewards=list(ep.step_rewards),
     )

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from openenv_prime.client.engine.episode_settings import EpisodeSettings, ResetArguments
 from openenv_prime.client.prompts.prompting import PromptSettings
 from openenv_prime.client.server_settings import ServerSettings, Spelling
+from openenv_prime.evaluation.episodes import DEFAULT_EPISODES_PER_FAMILY
 
 
 class ConfigError(ValueError):
@@ -173,6 +174,9 @@ class EvalSettings(_Section):
     tasks_per_family: int = Field(10, ge=1, description="Test tasks per family (all of them when a family has fewer).")
     max_new_tokens: int | None = Field(None, ge=1, description="Tokens per eval reply; None = grpo.max_new_tokens.")
     enabled: bool = Field(True, description="Run evals at all.")
+    episodes_per_family: int = Field(DEFAULT_EPISODES_PER_FAMILY, ge=0, description="Episodes of each family that every "
+                                     "eval writes to the run's episodes.jsonl (prompts, replies, rewards; "
+                                     "`openenv-prime show RUN` prints them); 0 = none.")
     first: bool = Field(True, description="Evaluate the untrained model at step 0 too (the baseline); off when it is "
                         "known already, e.g. from another run of the same model and questions (greedy: the same answers).")
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from openenv_prime.evaluation.config import EvalConfig
+from openenv_prime.evaluation.episodes import DEFAULT_EPISODES_PER_FAMILY, EPISODES_FILE
 from openenv_prime.evaluation.harness import EvalHarness, OnResult
 from openenv_prime.evaluation.schedule import EvalSchedule
 from openenv_prime.samplers import make_sampler
@@ -94,11 +95,15 @@ class OpenEnvTRL:
 
     def attach(self, trainer: Any, *, schedule: EvalSchedule | None = None, per_family: int = 20,
                max_new_tokens: int | None = None, log: str | Path | None = None,
-               on_result: OnResult | Sequence[OnResult] = (), lockstep: bool | None = None):
+               on_result: OnResult | Sequence[OnResult] = (), lockstep: bool | None = None,
+               episodes: str | Path | None = None, episodes_per_family: int | None = DEFAULT_EPISODES_PER_FAMILY):
         """Add the callback to ``trainer``: evals on ``schedule`` (None: none) with the trainer's model, greedy, up to
         ``max_new_tokens`` (default: the run's ``max_completion_length``), records appended to ``log`` (JSONL) by
-        the main process. On several processes each plays a share of the eval's tasks; ``lockstep`` makes their
-        model calls equal in number (None: only where the model is sharded, FSDP or ZeRO-3, which needs it)."""
+        the main process, and each eval's first ``episodes_per_family`` episodes of every family (what the model was
+        asked and replied, each step's reward) appended to ``episodes`` (default: ``episodes.jsonl`` beside ``log``;
+        `openenv-prime show` prints them). On several processes each plays a share of the eval's tasks;
+        ``lockstep`` makes their model calls equal in number (None: only where the model is sharded, FSDP or ZeRO-3,
+        which needs it)."""
         from openenv_prime.trl.callback import OpenEnvCallback
 
         self.check(trainer.args)
@@ -106,8 +111,10 @@ class OpenEnvTRL:
             raise ValueError("train_dataset is not this OpenEnvTRL's dataset: pass train_dataset=openenv.dataset(args)")
         harness = None
         if schedule is not None:
+            if episodes is None and log is not None:
+                episodes = Path(log).with_name(EPISODES_FILE)
             harness = EvalHarness(self.eval_config(per_family), schedule, log=log, on_result=on_result,
-                                  spelling=TRL_EVAL_SPELLING)
+                                  spelling=TRL_EVAL_SPELLING, episodes=episodes, episodes_per_family=episodes_per_family)
         callback = OpenEnvCallback(self, trainer, harness, lockstep=lockstep,
                                    max_new_tokens=max_new_tokens or trainer.args.max_completion_length)
         trainer.add_callback(callback)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from openenv_prime.evaluation.policy import Reply
 from openenv_prime.trl.replicas import Replicas
 
 _FILLER = [{"role": "user", "content": ""}]
@@ -34,15 +35,15 @@ class TransformersPolicy:
         self.batch_size = batch_size
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
 
-    def __call__(self, prompts: list[list[dict]]) -> list[str]:
+    def __call__(self, prompts: list[list[dict]]) -> list[Reply]:
         return self.generate(prompts)
 
     def batches(self, prompts: int) -> int:
         """How many ``generate`` calls ``prompts`` prompts take."""
         return math.ceil(prompts / self.batch_size)
 
-    def generate(self, prompts: list[list[dict]], *, batches: int | None = None) -> list[str]:
-        """Greedy replies to ``prompts``; ``batches``: call the model that many times, the calls past the prompts'
+    def generate(self, prompts: list[list[dict]], *, batches: int | None = None) -> list[Reply]:
+        """Greedy replies to ``prompts`` (with the tokens each generated); ``batches``: call the model that many times, the calls past the prompts'
         own on a filler prompt whose reply is dropped (see :class:`Lockstep`)."""
         import torch
 
@@ -53,7 +54,7 @@ class TransformersPolicy:
         side, tok.padding_side = tok.padding_side, "left"
         training = self.model.training
         self.model.eval()
-        replies: list[str] = []
+        replies: list[Reply] = []
         chunks = [texts[start:start + self.batch_size] for start in range(0, len(texts), self.batch_size)]
         filler = tok.apply_chat_template(_FILLER, tokenize=False, add_generation_prompt=True, **self.chat_template_kwargs)
         chunks += [None] * ((batches or 0) - len(chunks))
@@ -65,11 +66,18 @@ class TransformersPolicy:
                     out = self.model.generate(**batch, max_new_tokens=self.max_new_tokens, do_sample=False,
                                               pad_token_id=pad)
                 if chunk is not None:
-                    replies += tok.batch_decode(out[:, batch["input_ids"].shape[1]:], skip_special_tokens=True)
+                    generated = out[:, batch["input_ids"].shape[1]:].tolist()
+                    texts = tok.batch_decode(generated, skip_special_tokens=True)
+                    replies += [Reply(text, _length(ids, tok.eos_token_id)) for text, ids in zip(texts, generated)]
         finally:
             tok.padding_side = side
             self.model.train(training)
         return replies
+
+
+def _length(ids: list[int], eos: int | None) -> int:
+    """Tokens generated up to and including the first end of sequence (the rest is padding)."""
+    return ids.index(eos) + 1 if eos in ids else len(ids)
 
 
 class Lockstep:

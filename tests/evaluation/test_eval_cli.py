@@ -45,7 +45,8 @@ def test_eval_prints_the_table_and_writes_the_report(chain_sum_server, model_url
     assert report["accuracy"] == pytest.approx(6 / 15)
     assert len(report["results"]) == 15
     assert set(report["results"][0]) == {"key", "family", "split", "index", "reward", "success", "reply", "steps",
-                                         "done", "truncated", "invalid_actions", "turns", "reply_chars", "stop", "error"}
+                                         "done", "truncated", "invalid_actions", "turns", "reply_chars", "stop", "error",
+                                         "tokens"}
     # what this eval played, apart from any trainer's counters: one reply per chain_sum episode
     assert report["episodes"] == 15 and report["replies"] == sum(r["turns"] for r in report["results"]) == 15
     assert report["reply_chars"] == sum(len(r["reply"]) for r in report["results"]) > 0

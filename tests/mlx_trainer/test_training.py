@@ -19,6 +19,7 @@ from trainer_helpers import SMALL_VOCAB, RecordingSampler, format_sft_model, rea
 
 from tests.support.waiting import HANG_GUARD_S, until
 
+from openenv_prime.evaluation.episodes import read_episodes
 from openenv_prime.mlx_trainer.config import config_from_dict, dump_toml
 from openenv_prime.mlx_trainer.training.loop import TrainingError, train
 
@@ -141,6 +142,19 @@ def test_log_lines_follow_the_contract(reference_run):
     assert len(list((run_dir / "checkpoints").glob("step_*"))) == 2  # keep = 2
 
 
+def test_every_eval_writes_its_episodes_under_the_run_dir(reference_run):
+    run_dir = reference_run[0]
+    evals = {line["step"]: line for line in read_log(run_dir) if line["type"] == "eval"}
+    rows = read_episodes(run_dir / "episodes.jsonl")
+    assert [row["step"] for row in rows] == [0, 0, 3, 3, 6, 6]  # both tasks of the one family, at every eval
+    for row in rows:
+        assert [m["role"] for m in row["messages"]][-2:] == ["user", "assistant"]
+        assert "say 7:" in row["messages"][-2]["content"] and row["messages"][-1]["content"] == row["reply"]
+        assert row["step_rewards"] == [row["reward"]] and 1 <= row["tokens"] <= 3  # eval replies: max_new_tokens 3
+    for step, line in evals.items():
+        assert sum(row["success"] for row in rows if row["step"] == step) / 2 == line["overall"]
+
+
 def test_checkpoint_then_resume_equals_uninterrupted_run(reference_run, sft_model, server, tmp_path):
     ref_dir, ref_rec, _ = reference_run
     run_dir = tmp_path / "run"
@@ -153,6 +167,8 @@ def test_checkpoint_then_resume_equals_uninterrupted_run(reference_run, sft_mode
     assert first[0].draws + second[0].draws == ref_rec.draws
     assert_same_adapters(run_dir, ref_dir)
     assert [s["reward"] for s in step_lines(run_dir)] == [s["reward"] for s in step_lines(ref_dir)]
+    episodes = [(r["step"], r["index"], r["reply"]) for r in read_episodes(run_dir / "episodes.jsonl")]
+    assert episodes == [(r["step"], r["index"], r["reply"]) for r in read_episodes(ref_dir / "episodes.jsonl")]
 
     again = train(make_config(sft_model, server), run_dir, resume=True, progress=False)
     assert again.already_finished and again.state.step == 6

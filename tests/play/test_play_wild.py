@@ -170,6 +170,12 @@ def test_a_step_error_ends_one_episode_and_the_eval_and_its_report_go_on(wild, t
     errored = [r for r in report["results"] if r["stop"] == "error"]
     assert all(r["reward"] is None and "model_dump" in r["error"] for r in errored)
     assert "6 of 12 episodes failed inside the environment" in capsys.readouterr().err
+    # the episodes file shows each failure beside what the model was asked and replied
+    from openenv_prime.evaluation.episodes import read_episodes
+
+    failed = [row for row in read_episodes(tmp_path / "report.episodes.jsonl") if row["stop"] == "error"]
+    assert [row["error"] for row in failed] == [r["error"] for r in errored]
+    assert all(row["step_rewards"] == [] and row["messages"][-1]["role"] == "assistant" for row in failed)
 
 
 def test_an_environment_that_fails_every_step_stops_the_eval_with_its_error_and_a_report(wild, tmp_path, capsys):

@@ -108,6 +108,12 @@ def test_evals_give_one_record_per_scheduled_step_on_every_process(runs):
         lines = [json.loads(line) for line in (out[name] / "evals.jsonl").read_text().splitlines()]
         assert lines == first["evals"]  # written once, by the main process
         assert [h["step"] for h in first["logged_evals"]] == [0, 2, 4]
+        episodes = [json.loads(line) for line in (out[name] / "episodes.jsonl").read_text().splitlines()]
+        assert [e["step"] for e in episodes] == [r["step"] for r in first["evals"] for _ in range(r["eval_episodes"])]
+        for episode in episodes:  # what the model was asked and replied, readable after the run (main process only)
+            assert episode["messages"][0]["role"] in ("system", "user") and episode["messages"][-1]["role"] == "assistant"
+            assert episode["reward"] is None or episode["reward"] == episode["step_rewards"][-1]
+            assert 1 <= episode["tokens"] <= 4 * episode["turns"]  # max_new_tokens=4 per reply
         assert [r["episodes"] for r in first["evals"]] == [0, 2 * ROWS_PER_STEP * GROUP, 4 * ROWS_PER_STEP * GROUP]
     two = made["two"][0]["evals"]
     assert all(r["n"] == {str(tier): 1 for tier in range(5)} and r["eval_episodes"] == 5 for r in two)  # shared, whole

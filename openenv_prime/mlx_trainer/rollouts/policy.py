@@ -6,6 +6,7 @@ from typing import Any
 
 import mlx.nn as nn
 
+from openenv_prime.evaluation.policy import Reply
 from openenv_prime.mlx_trainer.rollouts.generation import generate, render_prompt
 from openenv_prime.mlx_trainer.worker import MainThreadMLX
 
@@ -17,9 +18,9 @@ class TrainerPolicy:
         self.tokenizer = tokenizer
         self.max_new_tokens = max_new_tokens
 
-    async def complete(self, prompts: list[list[dict]]) -> list[str]:
+    async def complete(self, prompts: list[list[dict]]) -> list[Reply]:
         ids = [render_prompt(self.tokenizer, messages) for messages in prompts]
         completions = await self.mlx.run(generate, self.model, self.tokenizer, ids,
                                          max_tokens=self.max_new_tokens, temperature=0.0,
                                          stop=self.mlx.stopping)
-        return [c.text for c in completions]
+        return [Reply(c.text, len(c.tokens)) for c in completions]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from openenv_prime.evaluation.config import EvalConfig
+from openenv_prime.evaluation.episodes import EPISODES_FILE
 from openenv_prime.evaluation.harness import EvalHarness
 from openenv_prime.evaluation.schedule import EvalSchedule
 from openenv_prime.mlx_trainer.config import MLX_EVAL_SPELLING, TrainConfig
@@ -36,11 +37,14 @@ def eval_config(config: TrainConfig, parts: TrainerParts) -> EvalConfig:
 
 async def evaluate_if_due(config: TrainConfig, parts: TrainerParts, state: TrainerState, run_dir: Path) -> None:
     """Evaluate the model at ``state.step`` if the schedule says so and no eval was logged for that step; the record
-    goes to ``state.evals`` and the run's log, with the sampler's episodes and cost and the trainer's tokens."""
+    goes to ``state.evals`` and the run's log, with the sampler's episodes and cost and the trainer's tokens; the
+    first ``eval.episodes_per_family`` episodes of each family go to the run's episodes.jsonl."""
     schedule = eval_schedule(config)
     if not schedule.due(state.step):  # most steps: no eval config built, nothing validated
         return
-    harness = EvalHarness(eval_config(config, parts), schedule, log=run_dir / LOG, done=state.evals, spelling=MLX_EVAL_SPELLING)
+    kept = config.eval.episodes_per_family
+    harness = EvalHarness(eval_config(config, parts), schedule, log=run_dir / LOG, done=state.evals, spelling=MLX_EVAL_SPELLING,
+                          episodes=run_dir / EPISODES_FILE if kept else None, episodes_per_family=kept or None)
     if not harness.due(state.step):  # evaluated before a resume
         return
     from openenv_prime.mlx_trainer.rollouts.policy import TrainerPolicy

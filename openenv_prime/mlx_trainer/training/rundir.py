@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openenv_prime.evaluation.episodes import EPISODES_FILE
 from openenv_prime.mlx_trainer.config import ConfigError, TrainConfig, dump_toml, load_config, sampler_kwargs
 from openenv_prime.mlx_trainer.errors import TrainingError
 from openenv_prime.mlx_trainer.report.trackers import TENSORBOARD_DIR, WANDB_DIR
@@ -25,7 +26,7 @@ MARKER = "run.json"
 LOG = "log.jsonl"
 CONFIG = "config.toml"
 # Files and folders the trainer writes; a run that never reached a checkpoint has only these to clear.
-OWN_ENTRIES = (MARKER, LOG, CONFIG, "plots", "checkpoints", TENSORBOARD_DIR, WANDB_DIR)
+OWN_ENTRIES = (MARKER, LOG, CONFIG, EPISODES_FILE, "plots", "checkpoints", TENSORBOARD_DIR, WANDB_DIR)
 # Keys that may differ on --resume without --allow-config-change: where things are and go, not what is trained.
 FREE_TO_CHANGE = ("out", "steps", "plot", "report_to", "environment.base_url", "environment.timeout")
 
@@ -140,8 +141,13 @@ def append_log(run_dir: Path, record: dict[str, Any]) -> None:
 
 
 def truncate_log(run_dir: Path, step: int) -> None:
-    """Drop log lines of steps after the checkpoint (a killed run may have logged the lost step)."""
-    log = run_dir / LOG
+    """Drop the lines of steps after the checkpoint from the log and the eval episodes (a killed run may have
+    logged the lost step)."""
+    for name in (LOG, EPISODES_FILE):
+        _drop_after(run_dir / name, step)
+
+
+def _drop_after(log: Path, step: int) -> None:
     if not log.exists():
         return
     keep = []
