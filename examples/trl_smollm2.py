@@ -13,7 +13,8 @@ On several processes (DDP; TRL takes its slice of every generation batch on each
     openenv-prime serve reasoning-gym --datasets products,basic_arithmetic --tiers 1 --train-size 40 --heldout-size 32 --port 8000 &
     .venv/bin/torchrun --nproc_per_node 2 examples/trl_smollm2.py --base-url http://127.0.0.1:8000 --out runs/trl-2
 
-`--base-url` trains on any OpenEnv server (`--tasks` for one without a Task API); the held-out split and the family
+`--device cuda` trains on a GPU in bf16 (`--vllm`: vLLM colocated generates; scripts/gpu-check runs this), and
+`--completions N` sets the completions per step (24 splits over 3 processes). `--base-url` trains on any OpenEnv server (`--tasks` for one without a Task API); the held-out split and the family
 field are then the server's own unless `--test-split` and `--family-field` say otherwise. `--model DIR` trains another
 transformers model directory instead of SmolLM2 (its LoRA on its last 8 blocks, or all of them if it has fewer).
 
@@ -36,11 +37,26 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 
+def device_settings(device: str, vllm: bool = False) -> dict:
+    """The GRPOConfig settings for ``device``: fp32 on the CPU; bf16 on a CUDA GPU, with vLLM colocated in the
+    training process when ``vllm`` (a third of the GPU's memory for its KV cache)."""
+    if device == "cpu":
+        if vllm:
+            raise ValueError("vLLM generates on a GPU: --vllm needs --device cuda")
+        return {"use_cpu": True, "bf16": False}
+    if device != "cuda":
+        raise ValueError(f"device must be cpu or cuda, got {device!r}")
+    colocated = {"use_vllm": True, "vllm_mode": "colocate", "vllm_gpu_memory_utilization": 0.3} if vllm else {}
+    return {"use_cpu": False, "bf16": True, **colocated}
+
+
 def run(seed: int, steps: int, out: Path, cache_dir: str | None = None, *, base_url: str | None = None,
-        eval_every: int = 8, server: dict | None = None, model_dir: str | os.PathLike | None = None) -> dict:
+        eval_every: int = 8, server: dict | None = None, model_dir: str | os.PathLike | None = None,
+        device: str = "cpu", vllm: bool = False, completions: int = 32) -> dict:
     """Train; ``base_url``: on that server (``server``: its OpenEnvTRLConfig settings) instead of a reasoning-gym
-    server started here; ``model_dir``: that transformers directory instead of SmolLM2. Every process of a torchrun
-    launch runs this; the main one writes the summary."""
+    server started here; ``model_dir``: that transformers directory instead of SmolLM2; ``device``: cpu, or cuda
+    (bf16; ``vllm``: vLLM colocated for generation); ``completions``: per step, all processes together (a multiple
+    of 8 x processes). Every process of a torchrun launch runs this; the main one writes the summary."""
     import torch
     import torch.distributed as dist
     from peft import LoraConfig
@@ -55,12 +71,14 @@ def run(seed: int, steps: int, out: Path, cache_dir: str | None = None, *, base_
     processes = int(os.environ.get("WORLD_SIZE", "1"))
     if processes > 1 and base_url is None:
         raise SystemExit("on several processes, start the server first and pass --base-url (see this file's docstring)")
-    if 32 % processes:
-        raise SystemExit(f"32 completions per step do not split over {processes} processes")
+    if completions % (8 * processes):
+        raise SystemExit(f"{completions} completions per step are not 8 per task on each of {processes} processes; "
+                         f"pass --completions as a multiple of {8 * processes}")
+    on_device = device_settings(device, vllm)
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // processes))
     set_seed(seed)
     folder = Path(model_dir) if model_dir is not None else smollm2_dir(cache_dir)
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.bfloat16 if device == "cuda" else torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(folder)
     layers = model.config.num_hidden_layers
     last = min(8, layers)  # a model of fewer blocks: all of them
@@ -78,13 +96,12 @@ def run(seed: int, steps: int, out: Path, cache_dir: str | None = None, *, base_
         openenv = OpenEnvTRL(OpenEnvTRLConfig(base_url=url, group_size=8, seed=seed,
                                               system_prompt="Reply with only the final number.", **settings))
         args = GRPOConfig(
-            output_dir=str(out), seed=seed, max_steps=steps, per_device_train_batch_size=32 // processes,
+            output_dir=str(out), seed=seed, max_steps=steps, per_device_train_batch_size=completions // processes,
             num_generations=8,
             max_completion_length=8, temperature=1.0, learning_rate=1e-4, lr_scheduler_type="cosine_with_min_lr",
             lr_scheduler_kwargs={"min_lr_rate": 0.1}, warmup_steps=0, epsilon=0.2, beta=0.0, shuffle_dataset=False,
-            ignore_data_skip=True, logging_steps=1, save_steps=steps, report_to=[], use_cpu=True, bf16=False,
-            gradient_checkpointing=False,
-            disable_tqdm=True,
+            ignore_data_skip=True, logging_steps=1, save_steps=steps, report_to=[], gradient_checkpointing=False,
+            disable_tqdm=True, **on_device,
         )
         trainer = GRPOTrainer(model=model, reward_funcs=[openenv.reward], train_dataset=openenv.dataset(args),
                               args=args, processing_class=tokenizer, peft_config=lora)
@@ -103,7 +120,9 @@ def run(seed: int, steps: int, out: Path, cache_dir: str | None = None, *, base_
         "seconds_per_step": training / steps, "eval_seconds": timers.get("eval", 0.0), "wall_seconds": wall,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "timers": timers, "overhead_share": openenv.timers.overhead() / training,
-        "sampler": openenv.sampler.metrics(per_key=False), "processes": processes,
+        "sampler": openenv.sampler.metrics(per_key=False), "processes": processes, "completions": completions,
+        "device": torch.cuda.get_device_name() if device == "cuda" else "cpu", "vllm": vllm,
+        "peak_gpu_mb": torch.cuda.max_memory_allocated() / 2**20 if device == "cuda" else None,
     }
     if args.process_index == 0:
         (out / "summary.json").write_text(json.dumps(summary, indent=2))
@@ -140,13 +159,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", help="with --base-url: a task list (JSONL) for a server without a Task API")
     parser.add_argument("--test-split", help="with --base-url: the held-out split (default: the server's test split)")
     parser.add_argument("--family-field", help="with --base-url: the task field naming families (default: auto)")
+    parser.add_argument("--completions", type=int, default=32, help="completions per step, all processes together "
+                        "(8 per task; a multiple of 8 x processes)")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="cuda: one GPU per process, bf16")
+    parser.add_argument("--vllm", action="store_true", help="with --device cuda: generate with vLLM, colocated")
     args = parser.parse_args(argv)
     server = {name: value for name, value in [("tasks", args.tasks), ("test_split", args.test_split),
                                               ("family_field", args.family_field)] if value is not None}
     if server and not args.base_url:
         parser.error("--tasks, --test-split and --family-field describe the server of --base-url; pass it too")
     summary = run(args.seed, args.steps, args.out, args.cache_dir, base_url=args.base_url, eval_every=args.eval_every,
-                  server=server, model_dir=args.model)
+                  server=server, model_dir=args.model, device=args.device, vllm=args.vllm,
+                  completions=args.completions)
     if int(os.environ.get("RANK", "0")) == 0:
         print(report(summary))
     return 0

@@ -112,7 +112,7 @@ def test_evals_give_one_record_per_scheduled_step_on_every_process(runs):
         assert [e["step"] for e in episodes] == [r["step"] for r in first["evals"] for _ in range(r["eval_episodes"])]
         for episode in episodes:  # what the model was asked and replied, readable after the run (main process only)
             assert episode["messages"][0]["role"] in ("system", "user") and episode["messages"][-1]["role"] == "assistant"
-            assert episode["reward"] is None or episode["reward"] == episode["step_rewards"][-1]
+            assert len(episode["step_rewards"]) == episode["steps"]  # each accepted step's reward
             assert 1 <= episode["tokens"] <= 4 * episode["turns"]  # max_new_tokens=4 per reply
         assert [r["episodes"] for r in first["evals"]] == [0, 2 * ROWS_PER_STEP * GROUP, 4 * ROWS_PER_STEP * GROUP]
     two = made["two"][0]["evals"]
