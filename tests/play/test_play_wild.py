@@ -188,11 +188,16 @@ def test_an_environment_that_fails_every_step_stops_the_eval_with_its_error_and_
                      "level", "--per-family", "6", "--max-concurrency", "2", "--no-reset-check",
                      "--out", str(tmp_path / "report.json")])
     assert code == 1
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert "stopped before playing every task" in err and "model_dump" in err
     assert "in every one it answered every action sent with one same error" in " ".join(err.split())
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["errored"] == len(report["results"]) == 8 and "8 episodes in a row" in report["stopped"]
+    # nothing was scored: n/a on the console, null in the report, never 0.0
+    assert report["accuracy"] is None and all(f["accuracy"] is None for f in report["families"]) and "n/a" in out
+    # every warning printed is in the report
+    assert err.count("warning:") == len(report["warnings"]) >= 1
+    assert all(" ".join(w.split()) in " ".join(err.split()) for w in report["warnings"])
 
 
 def test_the_mlx_trainer_goes_on_past_episodes_the_environment_fails(wild, tmp_path):
