@@ -1,7 +1,8 @@
 """`openenv-prime serve ENV`: start an OpenEnv environment server (imports openenv only when it runs).
 
 ENV is `chain-sum`, `reasoning-gym` (datasets in curriculum tiers), `imported PACKAGE_DIR` (a package made by
-openenv's `openenv import`, which has a Task API of its own), or `MODULE:CLASS`: any OpenEnv environment class,
+openenv's `openenv import`, which has a Task API of its own), or `MODULE:CLASS`: any OpenEnv environment class (or
+`MODULE:FUNCTION`, a function that returns the environment, for a class whose constructor needs Python objects),
 served with the Task API over a task list (`--tasks`) or N seeded tasks per split (`--tasks-per-split`; `--seeds` is
 its deprecated old name)."""
 
@@ -134,12 +135,14 @@ def register(subparsers) -> None:
             "imported serves a verifiers or ORS environment imported by openenv 0.10.0 with its own Task API, "
             "loading a verifiers environment once in the main thread (the generated app.py cannot under uvicorn). "
             "MODULE:CLASS serves any OpenEnv Environment class with the Task API added: reset(split=, index=) "
-            "plays exactly that task by calling the class's own reset with the task's reset arguments.\n\n"
+            "plays exactly that task by calling the class's own reset with the task's reset arguments. "
+            "MODULE:FUNCTION serves the environments a function returns, for a class whose constructor needs "
+            "Python objects (--env-kwargs go to the function).\n\n"
             "Serving, task lists and bringing your own environment: docs/openenv.md in the openenv-prime repository."
         ),
         formatter_class=ExampleFormatter,
     )
-    parser.add_argument("env", metavar="ENV", help="chain-sum, reasoning-gym, imported, or MODULE:CLASS (an OpenEnv Environment class)")
+    parser.add_argument("env", metavar="ENV", help="chain-sum, reasoning-gym, imported, or MODULE:CLASS (an OpenEnv Environment class, or a function returning one)")
     parser.add_argument("package", metavar="PACKAGE_DIR", nargs="?", default=None,
                         help="with imported: the package directory `openenv import --output-dir D --name N` made (D/N)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, loopback only)")

@@ -377,7 +377,7 @@ def _main(args: argparse.Namespace) -> int:
 
     from openenv_prime.client.wire.errors import OpenEnvError
     from openenv_prime.evaluation import ModelEndpointError, OpenAIPolicy, run_eval
-    from openenv_prime.evaluation.report import check_writable, family_table, report_dict, write_json
+    from openenv_prime.evaluation.report import check_writable, family_table, report_dict, run_warnings, write_json
 
     err = Console(stderr=True)
 
@@ -418,20 +418,8 @@ def _main(args: argparse.Namespace) -> int:
     for choice in result.choices:
         err.print(escape(choice), highlight=False)
     console.print(family_table(result))
-    for note in result.warnings:
+    for note in run_warnings(result):  # the same list as the report's "warnings"
         err.print(f"[yellow]warning:[/yellow] {escape(note)}", highlight=False)
-    if result.truncated:
-        err.print(f"[yellow]warning:[/yellow] {result.truncated} of {len(result.results)} episodes were still running after "
-                  f"--max-steps {result.config.max_steps} steps (truncated); raise --max-steps to let them finish",
-                  highlight=False)
-    if result.ended_invalid:
-        err.print(f"[yellow]warning:[/yellow] {result.ended_invalid} of {len(result.results)} episodes ended on an invalid "
-                  "action (the model's replies were not actions, or the environment ended the episode for one); see "
-                  "each result's invalid_actions and stop", highlight=False)
-    if result.errored:
-        first = next(r.error for r in result.results if r.stop == "error")
-        err.print(f"[yellow]warning:[/yellow] {result.errored} of {len(result.results)} episodes failed inside the "
-                  f"environment (stop 'error'; left out of accuracy); the first: {escape(first or '')}", highlight=False)
     try:
         kept, not_kept = _keep(args, result, document, environment), None
     except (OSError, ImportError, ValueError) as exc:  # the eval is done: the report is still written

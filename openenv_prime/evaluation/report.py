@@ -30,10 +30,40 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+def rate(value: float, scored: int) -> float | None:
+    """An accuracy or mean reward as reported: None (n/a) where no episode was scored, never a 0.0 that reads as a
+    model that failed every task."""
+    return value if scored else None
+
+
+def _shown(value: float, scored: int) -> str:
+    return "n/a" if not scored else f"{value:.3f}"
+
+
+def run_warnings(result: EvalResult) -> list[str]:
+    """Every warning of a run, as the console prints them and the JSON report keeps them: the run's own (the server,
+    the budget, episodes that never end), then what its episodes show (truncated, ended invalid, errored)."""
+    notes = list(result.warnings)
+    total = len(result.results)
+    if result.truncated:
+        notes.append(f"{result.truncated} of {total} episodes were still running after --max-steps "
+                     f"{result.config.max_steps} steps (truncated); raise --max-steps to let them finish")
+    if result.ended_invalid:
+        notes.append(f"{result.ended_invalid} of {total} episodes ended on an invalid action (the model's replies were "
+                     "not actions, or the environment ended the episode for one); see each result's invalid_actions "
+                     "and stop")
+    if result.errored:
+        first = next(r.error for r in result.results if r.stop == "error")
+        notes.append(f"{result.errored} of {total} episodes failed inside the environment (stop 'error'; left out of "
+                     f"accuracy); the first: {first or ''}")
+    return notes
+
+
 def family_table(result: EvalResult, title: str | None = None) -> Table:
     """Per-family accuracy, mean reward and counts, with a ``total`` row (distinct from a family named ``all``, the
-    one family of tasks without families). ``ended invalid``: episodes that ended on an
-    invalid action; ``unscored``: episodes the environment ended without a reward; ``errored``: episodes the
+    one family of tasks without families). Accuracy and mean reward read n/a where no episode was scored.
+    ``ended invalid``: episodes that ended on an invalid action; ``invalid actions``: all the invalid actions the
+    episodes' replies made; ``unscored``: episodes the environment ended without a reward; ``errored``: episodes the
     environment failed (both left out of accuracy)."""
     family = result.family_field or "family"
     table = Table(title=title or f"{result.env_name} / {result.split}: accuracy per {family}")
@@ -44,20 +74,24 @@ def family_table(result: EvalResult, title: str | None = None) -> Table:
     table.add_column("mean reward", justify="right")
     table.add_column("truncated", justify="right")
     table.add_column("ended invalid", justify="right")
+    table.add_column("invalid actions", justify="right")
     table.add_column("unscored", justify="right")
     table.add_column("errored", justify="right")
     for score in result.families:
-        table.add_row(score.family, str(score.tasks), str(score.solved), f"{score.accuracy:.3f}", f"{score.mean_reward:.3f}",
-                      str(score.truncated), str(score.ended_invalid), str(score.unscored), str(score.errored))
+        table.add_row(score.family, str(score.tasks), str(score.solved), _shown(score.accuracy, score.scored),
+                      _shown(score.mean_reward, score.scored), str(score.truncated), str(score.ended_invalid),
+                      str(score.invalid_actions), str(score.unscored), str(score.errored))
     solved = sum(s.solved for s in result.families)
     table.add_section()
-    table.add_row(TOTAL_ROW, str(len(result.results)), str(solved), f"{result.accuracy:.3f}", f"{result.mean_reward:.3f}",
-                  str(result.truncated), str(result.ended_invalid), str(result.unscored), str(result.errored))
+    table.add_row(TOTAL_ROW, str(len(result.results)), str(solved), _shown(result.accuracy, result.scored),
+                  _shown(result.mean_reward, result.scored), str(result.truncated), str(result.ended_invalid),
+                  str(result.invalid_actions), str(result.unscored), str(result.errored))
     return table
 
 
 def report_dict(result: EvalResult, model: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The JSON document of a run: seed, config, model, package versions, per-family scores and per-task results."""
+    """The JSON document of a run: seed, config, model, package versions, per-family scores and per-task results,
+    and every warning the console printed. Accuracy and mean reward are null where no episode was scored."""
     return {
         "seed": result.config.seed,
         "env_name": result.env_name,
@@ -67,9 +101,10 @@ def report_dict(result: EvalResult, model: dict[str, Any] | None = None) -> dict
         "config": result.config.model_dump(mode="json"),
         "model": model or {},
         "versions": package_versions(),
-        "accuracy": result.accuracy,
-        "mean_reward": result.mean_reward,
-        "families": [s.model_dump(mode="json") for s in result.families],
+        "accuracy": rate(result.accuracy, result.scored),
+        "mean_reward": rate(result.mean_reward, result.scored),
+        "families": [{**s.model_dump(mode="json"), "accuracy": rate(s.accuracy, s.scored),
+                      "mean_reward": rate(s.mean_reward, s.scored)} for s in result.families],
         "results": [r.model_dump(mode="json") for r in result.results],
         "episodes": result.episodes,
         "replies": result.replies,
@@ -77,10 +112,11 @@ def report_dict(result: EvalResult, model: dict[str, Any] | None = None) -> dict
         "reconnects": result.reconnects,
         "truncated": result.truncated,
         "ended_invalid": result.ended_invalid,
+        "invalid_actions": result.invalid_actions,
         "unscored": result.unscored,
         "errored": result.errored,
         "stopped": result.stopped,
-        "warnings": result.warnings,
+        "warnings": run_warnings(result),
         "elapsed_s": result.elapsed_s,
     }
 

@@ -68,6 +68,13 @@ class FamilyScore(BaseModel):
     """Episodes the environment ended without a reward: left out of ``accuracy`` and ``mean_reward``."""
     errored: int = 0
     """Episodes the environment failed (a step it could not run): left out of ``accuracy`` and ``mean_reward``."""
+    invalid_actions: int = 0
+    """Invalid actions over the family's episodes (replies fed back as invalid, errors answering an action included)."""
+
+    @property
+    def scored(self) -> int:
+        """Episodes with a reward: ``accuracy`` and ``mean_reward`` are over these (meaningless when there are none)."""
+        return self.tasks - self.unscored - self.errored
 
 
 class EvalResult(BaseModel):
@@ -111,6 +118,17 @@ class EvalResult(BaseModel):
     def episodes(self) -> int:
         """Episodes this eval played (one per task)."""
         return len(self.results)
+
+    @property
+    def scored(self) -> int:
+        """Episodes with a reward: ``accuracy`` and ``mean_reward`` are over these (0.0 stands in when there are none;
+        the report says n/a)."""
+        return sum(r.reward is not None for r in self.results)
+
+    @property
+    def invalid_actions(self) -> int:
+        """Invalid actions over all of this eval's episodes."""
+        return sum(r.invalid_actions for r in self.results)
 
     @property
     def replies(self) -> int:
@@ -169,5 +187,6 @@ def score_families(results: list[TaskResult], family_order: list[str]) -> list[F
             mean_reward=sum(r.reward for r in scored) / len(scored) if scored else 0.0,
             truncated=sum(r.truncated for r in mine), ended_invalid=sum(r.stop == "invalid_action" for r in mine),
             unscored=sum(r.reward is None and r.stop != "error" for r in mine), errored=sum(r.stop == "error" for r in mine),
+            invalid_actions=sum(r.invalid_actions for r in mine),
         ))
     return scores

@@ -92,7 +92,8 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, spelling: Spelli
     return scored_result(config, results, families, env_name=plan.env_name, split=plan.split,
                          family_field=plan.family_field, choices=plan.choices,
                          reconnects=sum(ep.reconnects for ep in episodes),
-                         warnings=plan.warnings + ([silent] if silent else []), stopped=stopped,
+                         warnings=[*plan.warnings, *plan.protocol.budget_notes, *([silent] if silent else [])],
+                         stopped=stopped,
                          elapsed_s=time.perf_counter() - started)
 
 

@@ -69,14 +69,20 @@ def _play(url: str, task: str, rules: EpisodeRules) -> Episode:
     return _played(url, task, rules)[0]
 
 
-def _played(url: str, task: str, rules: EpisodeRules) -> tuple[Episode, EpisodeSession]:
-    """Play one rules_server task with the script's replies; the episode and the session it started on."""
+def _played(url: str, task: str, rules: EpisodeRules, script: list[str] | None = None) -> tuple[Episode, EpisodeSession]:
+    """Play one rules_server task with the script's replies (or ``script``'s, the last repeated); the episode and the
+    session it started on."""
     with TaskAPIClient(url) as api:
         index = [spec["id"] for spec in api.get_task_range("test")].index(task)
         protocol = EpisodeProtocol(api.action_schema())
 
+    def reply(chat):
+        if script is None:
+            return reply_to_messages(chat)
+        return script[min(sum(m["role"] == "assistant" for m in chat), len(script) - 1)]
+
     async def replies(active):
-        return [reply_to_messages(ep.chat) for ep in active]
+        return [reply(ep.chat) for ep in active]
 
     async def go():
         episode = Episode(protocol, rules, {"split": "test", "index": index}, episode_id=f"unit-{task}-{next(EPISODE_IDS)}",
@@ -114,16 +120,69 @@ def test_a_dropped_socket_is_replayed_unless_replay_is_off(rules_server):
     assert "1011" in unreplayed.error and "step 2 failed inside the environment" in unreplayed.error
 
 
-def test_a_step_the_environment_fails_ends_the_episode_unscored_on_a_fresh_socket(rules_server):
-    crashed, first = _played(rules_server, "crash", EpisodeRules())
+def _fed_back(episode: Episode) -> list[str]:
+    """The user messages after the first: what the model read after each reply."""
+    return [m["content"] for m in episode.chat if m["role"] == "user"][1:]
+
+
+def test_an_error_answering_an_action_is_the_model_s_to_read_and_the_episode_goes_on(rules_server):
+    fixed, first = _played(rules_server, "dimension", EpisodeRules())  # finrl_env's check: "0.5,0.5", then "0.5"
+    assert (fixed.stop, fixed.reward, fixed.steps, fixed.invalid_actions, fixed.error) == ("done", 1.0, 1, 1, None)
+    assert _fed_back(fixed) == ["The environment answered that action with an error: Action dimension mismatch: "
+                                "expected 1, got 2. Actions should match config['action_space'] (= stock_dim). Try "
+                                "again; reply with only the action."]
+    assert fixed.session is first  # the session stayed usable: the episode went on on it
+    varied, _ = _played(rules_server, "dimension", EpisodeRules(), ["1,2", "1,2,3", "1,2,3,4", "1,2", "1,2"])
+    assert (varied.stop, varied.reward, varied.invalid_actions) == ("invalid_action", 0.0, 4)  # errors that differ: the model's
+    assert "got 3" in _fed_back(varied)[1] and "got 4" in _fed_back(varied)[2]
+
+
+def test_errors_answering_every_action_alike_are_the_environment_s_failure(rules_server):
+    broken, first = _played(rules_server, "broken", EpisodeRules())  # four different replies, one same error
+    assert (broken.stop, broken.reward, broken.steps, broken.invalid_actions, broken.alike) == ("error", None, 0, 0, 4)
+    assert "EXECUTION_ERROR" in broken.error and "'StepResult' object has no attribute 'model_dump'" in broken.error
+    assert "as it answered all 4 actions since its last accepted step" in broken.error
+    assert all("'StepResult' object has no attribute 'model_dump'" in text for text in _fed_back(broken))  # read 3 times
+    assert broken.session is not first and broken.reconnects == 0  # whoever reuses the slot gets a fresh socket
+    crashed, _ = _played(rules_server, "crash", EpisodeRules())  # one accepted step, then errors alike
     assert (crashed.stop, crashed.reward, crashed.steps, crashed.invalid_actions) == ("error", None, 1, 0)
-    assert "EXECUTION_ERROR" in crashed.error and "'StepResult' object has no attribute 'model_dump'" in crashed.error
-    assert crashed.session is not first and crashed.reconnects == 0  # whoever reuses the slot gets a fresh socket
+    at_once, _ = _played(rules_server, "broken", EpisodeRules(max_invalid_actions=0))
+    assert (at_once.stop, at_once.turns, at_once.alike) == ("error", 1, 1) and "as it answered" not in at_once.error
+    mixed, _ = _played(rules_server, "broken", EpisodeRules(), ["a", "nope", "b", "c", "d"])  # a rejection between
+    assert (mixed.stop, mixed.reward, mixed.invalid_actions) == ("invalid_action", 0.0, 4)
+
+
+def test_a_driver_that_stops_right_after_an_error_left_the_model_no_turn_to_read_it(rules_server):
+    """TRL's text mode gives each episode one reply: an error answering it is called as at the invalid limit."""
+    unread, _ = _played(rules_server, "broken", EpisodeRules(), ["a", None])
+    assert (unread.stop, unread.reward, unread.invalid_actions, unread.alike) == ("error", None, 0, 1)
+    read, _ = _played(rules_server, "broken", EpisodeRules(), ["a", "", None])  # it read the error and replied nothing
+    assert (read.stop, read.reward, read.invalid_actions) == ("stopped", 0.0, 2)
+    rejected, _ = _played(rules_server, "broken", EpisodeRules(), ["nope", None])  # a rejection is the action's own
+    assert (rejected.stop, rejected.reward, rejected.invalid_actions) == ("stopped", 0.0, 1)
+
+
+def test_a_long_error_reaches_the_model_cut_with_its_start_and_end(rules_server):
+    from tests.support.rules_server import TRACEBACK
+
+    verbose, _ = _played(rules_server, "verbose", EpisodeRules())  # "true" draws a 9,650-character traceback, then "ok"
+    (said,) = _fed_back(verbose)
+    assert (verbose.stop, verbose.reward, verbose.invalid_actions) == ("done", 1.0, 1)
+    assert said.startswith("The environment answered that action with an error: Traceback (most recent call last):")
+    assert said.endswith("NameError: The variable `true` is not defined. Try again; reply with only the action.")
+    left_out = int(said.split("\n[... ")[1].split(" characters of the error left out")[0].replace(",", ""))
+    assert len(said) <= 4_000 + 100 and left_out + 4_000 >= len(TRACEBACK)  # the 4,000-character observation budget
+
+
+def test_a_replayed_episode_re_sends_the_actions_the_environment_answered_with_an_error(rules_server):
+    replayed, _ = _played(rules_server, "dimension", EpisodeRules(), ["0.5,0.5", "drop"])  # the server drops at "drop"
+    assert (replayed.reconnects, replayed.stop, replayed.reward, replayed.invalid_actions) == (1, "done", 1.0, 1)
+    assert replayed.refused == [True, False]
 
 
 class _Ended:
-    def __init__(self, stop, error=None):
-        self.stop, self.error, self.finished = stop, error, True
+    def __init__(self, stop, error=None, alike=0):
+        self.stop, self.error, self.finished, self.alike = stop, error, True, alike
 
 
 def test_an_error_streak_stops_a_run_only_when_every_recent_episode_failed():
@@ -137,6 +196,26 @@ def test_an_error_streak_stops_a_run_only_when_every_recent_episode_failed():
         streak.record([_Ended("error", "boom 5"), _Ended("error", "boom 6")])
     with pytest.raises(ValueError, match="at least 1"):
         ErrorStreak(limit=0)
+
+
+def test_a_stopped_run_says_whether_the_environment_failed_on_its_own_or_answered_every_action_alike():
+    from openenv_prime.client.engine.failures import EnvironmentFailing, ErrorStreak
+
+    def verdict(*episodes):
+        with pytest.raises(EnvironmentFailing) as stopped:
+            ErrorStreak(limit=2).record(episodes)
+        return stopped.value.message
+
+    on_its_own = verdict(_Ended("error", "socket closed"), _Ended("error", "timed out"))
+    assert "fails on its own, whatever the model replies; its last error: timed out" in on_its_own
+    alike = verdict(_Ended("error", "dimension 1", alike=4), _Ended("error", "dimension 2", alike=4))
+    assert "in every one it answered every action sent with one same error" in alike
+    assert "or the replies repeat one mistake that the error names" in alike and alike.endswith("dimension 2")
+    both = verdict(_Ended("error", "timed out"), _Ended("error", "dimension", alike=4))
+    assert "in 1 of them it answered every action sent with one same error, and in the rest it failed on its own" in both
+    streak = ErrorStreak(limit=2)
+    streak.record([_Ended("error", "x", alike=4), _Ended("done")])  # a played episode resets the count of both kinds
+    assert (streak.count, streak.alike) == (0, 0)
 
 
 def test_replies_must_answer_every_open_episode(rules_server):

@@ -276,7 +276,27 @@ def test_legal_actions_come_right_after_the_text_also_from_metadata_and_are_neve
                    "metadata": {"valid_actions": [3, 4]}}
     text = observation_to_text(observation, budget=500)
     assert text.splitlines()[:3] == ["Your move.", 'legal_moves: ["e2e4", "d2d4"]', "valid_actions: [3, 4]"]
-    assert text.endswith("[... 1 field left out to stay within 500 characters: board]") and len(text) <= 500
+    assert "characters of board left out ...]" in text and text.endswith("xxx") and len(text) <= 500  # cut, not dropped
+
+
+def test_a_field_too_long_for_the_budget_is_cut_with_its_end_and_an_error_is_never_left_out():
+    from openenv_prime.client.prompts.observations import MIN_CUT, render
+
+    failing = "Traceback (most recent call last):\n" + "  File ...\n" * 800 + "NameError: The variable `true` is not defined"
+    repl = {"result": failing, "iteration": 3, "success": False}  # repl_env after a failing step
+    text = observation_to_text(repl)
+    assert len(text) <= 4000 and text.startswith("result: Traceback") and "characters of result left out ...]" in text
+    assert "The variable `true` is not defined" in text and "iteration: 3" in text  # the end, and the small fields
+    cause = "z" * 400 + " the cause"
+    shown = render({"message": "Step failed.", "log": "y" * 700, "stderr": cause}, budget=1000)  # the error's room first
+    assert f"stderr: {cause}" in shown.text and "characters of log left out ...]" in shown.text
+    crowded = {"message": "m" * 980, "board": "b" * 400, "map": "p" * 400, "log": "g" * 400, "stderr": "the cause"}
+    tight = render(crowded, budget=1000)  # under MIN_CUT characters of room each: left out, the error kept
+    assert tight.text.endswith("[... 3 fields left out: board, map, log]") and "stderr: the cause" in tight.text
+    assert "budget" not in tight.text and len(tight.text) <= 1000 and 3 * MIN_CUT > 250
+    (note,) = tight.notes  # the operator hears of it, the model does not
+    assert note == ("observation fields left out to fit the observation budget (1,000 characters): board, map, log; a "
+                    "larger observation budget shows them")
 
 
 def test_over_the_budget_the_text_keeps_its_head_and_tail_and_says_how_much_is_left_out():

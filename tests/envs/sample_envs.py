@@ -120,3 +120,26 @@ class AsyncGuessEnvironment(GuessEnvironment):
         observation = self.reset(seed=seed, episode_id=episode_id, level=level)
         observation.target_hint = "async"
         return observation
+
+
+class _Market:
+    """A stand-in for the Python class finrl_env's constructor takes (no JSON can carry it)."""
+
+    offset = 3
+
+
+class ConfiguredEnvironment(GuessEnvironment):
+    """A constructor that needs Python objects, as finrl_env's `FinRLEnvironment(finrl_env_class, finrl_env_config)`
+    does: `serve MODULE:CLASS` cannot build it, a function can."""
+
+    def __init__(self, market_cls: type, config: dict):
+        super().__init__(offset=market_cls.offset + config["shift"])
+
+
+def configured_environment(shift: int = 0) -> ConfiguredEnvironment:
+    """The function `serve tests.envs.sample_envs:configured_environment` calls for each environment."""
+    return ConfiguredEnvironment(_Market, {"shift": shift, "frame": object()})
+
+
+def not_an_environment() -> int:
+    return 7

@@ -86,9 +86,9 @@ def in_process(env_cls, tasks, name: str):
 
 
 @contextlib.contextmanager
-def cli_server_041(tasks_file: Path):
-    """`openenv-prime serve MODULE:CLASS --tasks FILE --port 0`, its URL read from the printed line."""
-    command = [sys.executable, "-m", "openenv_prime.cli", "serve", GUESS, "--tasks", str(tasks_file), "--port", "0"]
+def cli_server_041(tasks_file: Path, env: str = GUESS, *more: str):
+    """`openenv-prime serve MODULE:NAME --tasks FILE --port 0`, its URL read from the printed line."""
+    command = [sys.executable, "-m", "openenv_prime.cli", "serve", env, "--tasks", str(tasks_file), "--port", "0", *more]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_environ())
     try:
         line = process.stdout.readline().strip()
@@ -284,6 +284,26 @@ def test_create_app_refuses_what_it_cannot_serve(env, options, message):
 
     with pytest.raises(ValueError, match=message):
         create_app_with_tasks(env, lambda: [{"reset": {}}], **options)
+
+
+def test_serve_takes_a_function_returning_the_environment_for_a_constructor_that_needs_python_objects(tasks_file):
+    """finrl_env's constructor takes a class and a DataFrame config: served through a function that returns it."""
+    sys.modules.setdefault("gradio", None)
+    from openenv_prime.envs.taskapi import create_app_with_tasks
+
+    with pytest.raises(ValueError, match=r"cannot construct ConfiguredEnvironment\(\)"):  # the class alone cannot be built
+        create_app_with_tasks("tests.envs.sample_envs:ConfiguredEnvironment", guess_tasks)
+    with pytest.raises(TypeError, match="is not an openenv Environment subclass"):
+        create_app_with_tasks("tests.envs.sample_envs:not_an_environment", guess_tasks)
+    task = guess_tasks()[0]
+    offset = 3 + 2  # the function's market class (3) and its shift, from --env-kwargs
+    target = (task["reset"]["seed"] * 7 + task["reset"]["level"] + offset) % 100
+    with cli_server_041(tasks_file, "tests.envs.sample_envs:configured_environment", "--env-kwargs", '{"shift": 2}') as url:
+        with remote(url, "function") as wire, wire.socket() as ws:
+            assert wire.http.get("/list_environments").json() == ["configured_env"]
+            index = int(task["id"].split("-")[1])
+            wire.exchange(ws, {"type": "reset", "data": {"split": task["split"], "index": index}})
+            assert wire.exchange(ws, {"type": "step", "data": {"guess": target}})["data"]["reward"] == 1.0
 
 
 def test_local_server_reports_a_refused_class_with_the_servers_message():

@@ -5,8 +5,9 @@ scripted) give the same rewards, invalid-action counts and step counts, and show
 
 The script covers invalid replies (empty, rejected by the server, past the limit), unscored steps, an episode the
 environment ends unscored, a step-limit cutoff, an environment that ends an episode for format errors (flagged
-in metadata, or only in its state as textarena does), a socket the server drops mid-episode (replayed), and a step
-the environment fails (the episode ends unscored with stop "error"; the others go on).
+in metadata, or only in its state as textarena does), a socket the server drops mid-episode (replayed), errors
+answering an action (the model reads them, a long one cut, and goes on), and an environment that answers every
+action with one same error (the episode ends unscored with stop "error"; the others go on).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from tests.support.rules_script import EXPECTED, RULES, TASK, reply, reply_to_me
 
 # reward_mode "last" clipped into [0, 0.5]: the rewards EXPECTED's episodes then earn
 LAST_CLIPPED = {"onestep-a": 0.5, "onestep-b": 0.0, "delayed": 0.5, "flaky": 0.5, "unscored": None, "endless": 0.25,
-                "strict": 0.0, "strict-state": 0.0, "crash": None}
+                "strict": 0.0, "strict-state": 0.0, "crash": None, "broken": None, "dimension": 0.5, "verbose": 0.5}
 # mode -> (reward_mode, reward_clip, expected rewards, a run number: the server drops each episode id's socket once)
 MODES = {"sum": ("sum", None, {task: row[0] for task, row in EXPECTED.items()}, 1),
          "last-clipped": ("last", (0.0, 0.5), LAST_CLIPPED, 2)}
@@ -171,3 +172,8 @@ def test_eval_taskset_and_trainer_score_the_same_episodes_alike(rules_server, pr
                            "'far too long reply' is too long. Try again; reply with only the action.")
     assert feedback[2].startswith("The environment rejected that action:") and "'nope' is not an answer" in feedback[2]
     assert "task strict: invalid move, reply like [3]" in eval_seen["strict"]
+    # an error answering an action is the model's next message (finrl_env's check); a long one is cut, its end kept
+    assert eval_seen["dimension"][1].startswith("The environment answered that action with an error: Action dimension "
+                                                "mismatch: expected 1, got 2.")
+    assert "characters of the error left out" in eval_seen["verbose"][1]
+    assert eval_seen["verbose"][1].endswith("NameError: The variable `true` is not defined. Try again; reply with only the action.")

@@ -54,7 +54,8 @@ def repl_reader(prompt: list[dict]) -> str:
 
 
 def sum_reader(prompt: list[dict]) -> str:
-    a, b = map(int, re.search(r"What is (\d+) \+ (\d+)", prompt[-1]["content"]).groups())
+    task = next(m["content"] for m in prompt if m["role"] == "user")  # later ones may be the environment's errors
+    a, b = map(int, re.search(r"What is (\d+) \+ (\d+)", task).groups())
     return str(a + b)
 
 
@@ -116,28 +117,34 @@ def test_no_system_prompt_asks_for_only_the_final_answer_beside_a_json_action_or
 # ---- what the model is shown --------------------------------------------------------------------------------------
 def test_a_140k_character_tool_list_shows_every_tool_name_within_the_budget():
     tools = mcp.tool_list(calendar_tools())
-    full = mcp.tools_text(tools)
-    assert len(full) > 140_000
-    for budget, shows in ((DEFAULT_BUDGET, "Calendar operation number 3"), (12_000, "create_event(day, title)"),
-                          (400, None)):
-        text = mcp.tools_text(tools, budget)
-        assert len(text) <= budget
+    full, nothing_left_out = mcp.tools_listing(tools)
+    assert len(full) > 140_000 and nothing_left_out is None
+    for budget, shows in ((DEFAULT_BUDGET * 3 // 4, "- calendar_op_03(field_0, ...): Calendar operation number 3"),
+                          (DEFAULT_BUDGET, "Calendar operation number 3 on events and lists."),
+                          (12_000, "create_event(day, title)"), (400, None)):
+        text, note = mcp.tools_listing(tools, budget)
+        assert len(text) <= budget and "budget" not in text and "larger" not in text  # the operator's, in the note
+        assert note.startswith(f"the 37-tool list was shortened to fit the observation budget ({budget:,} characters)")
         if shows is not None:
             assert all(tool.name in text for tool in tools) and shows in text
-            assert "left out to fit the observation budget" in text
     shown = text.split(": ", 1)[1].split(" [")[0].split(", ")  # names alone, as many as fit, and how many more
-    assert shown[0] == "create_event" and f"[{TOOL_COUNT - len(shown)} more" in text
+    assert shown[0] == "create_event" and text.endswith(f"[and {TOOL_COUNT - len(shown)} more]")
 
 
 def test_calendar_plays_through_eval_from_its_metadata_instructions_and_its_tool_list(wild):
     reader = Reader(calendar_reader)
     result = run_eval(EvalConfig(base_url=wild("calendar"), per_family=2, max_steps=4, **LEVEL), reader)
-    assert [(r.stop, r.reward) for r in result.results] == [("done", 1.0)] * 4 and not result.warnings
+    assert [(r.stop, r.reward) for r in result.results] == [("done", 1.0)] * 4
+    (note,) = result.warnings  # the shortened tool list is said to the operator, not to the model
+    assert note.startswith("tools_list: the 37-tool list was shortened to fit the observation budget (2,988 characters)")
     first, listed = reader.prompts[0], next(p for p in reader.prompts if len(p) > 2)
     assert "Use ListToolsAction to discover tools." in first[1]["content"]  # from the reset's metadata
     assert "only the final answer" not in first[0]["content"] and '"arguments" (object' in first[0]["content"]
     tool_text = listed[-1]["content"]
     assert len(tool_text) <= DEFAULT_BUDGET and all(t["name"] in tool_text for t in calendar_tools())
+    required = [f"{t['name']}({', '.join(t['inputSchema']['required'])}" for t in calendar_tools()]
+    assert all(call in tool_text for call in required)  # each tool's required arguments, at the default budget
+    assert not any("budget" in m["content"] for prompt in reader.prompts for m in prompt)
 
 
 def test_repl_plays_its_code_and_a_run_whose_episodes_never_end_says_so(wild):
@@ -187,10 +194,16 @@ def test_an_environment_that_fails_every_step_stops_the_eval_with_its_error_and_
                      "level", "--per-family", "6", "--max-concurrency", "2", "--no-reset-check",
                      "--out", str(tmp_path / "report.json")])
     assert code == 1
-    err = capsys.readouterr().err
-    assert "stopped before playing every task" in err and "fails on its own" in err and "model_dump" in err
+    out, err = capsys.readouterr()
+    assert "stopped before playing every task" in err and "model_dump" in err
+    assert "in every one it answered every action sent with one same error" in " ".join(err.split())
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["errored"] == len(report["results"]) == 8 and "8 episodes in a row" in report["stopped"]
+    # nothing was scored: n/a on the console, null in the report, never 0.0
+    assert report["accuracy"] is None and all(f["accuracy"] is None for f in report["families"]) and "n/a" in out
+    # every warning printed is in the report
+    assert err.count("warning:") == len(report["warnings"]) >= 1
+    assert all(" ".join(w.split()) in " ".join(err.split()) for w in report["warnings"])
 
 
 def test_the_mlx_trainer_goes_on_past_episodes_the_environment_fails(wild, tmp_path):

@@ -29,7 +29,10 @@ SCRIPTS = {
     "endless": ["a", "b", "c", "d", "e"],  # cut off after max_steps
     "strict": ["5", "also bad"],  # two format errors: the environment ends the episode, flagged in metadata
     "strict-state": ["5", "also bad"],  # the same, flagged only in state() (textarena)
-    "crash": ["right", "right"],  # the environment raises at the second step: the episode ends unscored
+    "crash": ["right", "right"],  # the environment raises from the second step on, alike: the episode ends unscored
+    "broken": ["a", "b", "c", "d"],  # four different actions, one same error: the environment's failure, unscored
+    "dimension": ["0.5,0.5", "0.5"],  # the environment's error names the mistake; the model reads it and fixes it
+    "verbose": ["true", "ok"],  # a long traceback reaches the model cut, its last line kept
 }
 
 RULES = {"max_steps": 4, "invalid_flags_in_state": True}
@@ -44,6 +47,9 @@ EXPECTED = {
     "strict": (0.0, 2, 2, "invalid_action"),
     "strict-state": (0.0, 1, 2, "invalid_action"),
     "crash": (None, 0, 1, "error"),
+    "broken": (None, 0, 0, "error"),
+    "dimension": (1.0, 1, 1, "done"),
+    "verbose": (1.0, 1, 1, "done"),
 }
 
 

@@ -15,8 +15,14 @@ characters, which the schema says; and not "nope", which only the server knows: 
   `[7]` wins 1.0, another digit pays 0.0 and goes on;
 - `strict-state`: the same game, flagged as textarena flags it: nothing in the observation, and after the second
   format error `state().raw_state.game_info["0"].invalid_move = true`;
-- `crash`: the first step is unscored, the second raises inside the environment (openenv answers an
-  `EXECUTION_ERROR`), as dipg_safety_env's steps do.
+- `crash`: the first step is unscored, every later one raises inside the environment (openenv answers an
+  `EXECUTION_ERROR`), as dipg_safety_env's steps do;
+- `broken`: every step raises that same error, whatever the action (dipg_safety_env from its first step);
+- `dimension` (finrl_env's check): the answer is comma-separated numbers, one per stock, and there is one stock;
+  another count raises "Action dimension mismatch: expected 1, got N. ..." (the action's fault, the session stays
+  usable); one number pays 1.0 and ends the episode;
+- `verbose` (repl_env's failing code): any answer but "ok" raises with a 9,600-character traceback whose last line
+  says what was wrong ("NameError: The variable `true` is not defined"); "ok" pays 1.0 and ends the episode.
 
 `GET /dropped` lists the episode ids whose socket was dropped.
 """
@@ -41,8 +47,12 @@ from tests.support.static_tasks import static_tasks
 TASKS = [{"id": task_id, "kind": kind} for task_id, kind in (
     ("onestep-a", "onestep"), ("onestep-b", "onestep"), ("delayed", "delayed"), ("flaky", "delayed"),
     ("unscored", "unscored"), ("endless", "endless"), ("strict", "strict"), ("strict-state", "strict"),
-    ("crash", "crash"),
+    ("crash", "crash"), ("broken", "broken"), ("dimension", "dimension"), ("verbose", "verbose"),
 )]
+DUMP_ERROR = "'StepResult' object has no attribute 'model_dump'"
+TRACEBACK = ("Traceback (most recent call last):\n" + "".join(
+    f'  File "/app/env/repl/sandbox.py", line {100 + i}, in run_cell\n    exec(compile(code, "<cell>", "exec"), namespace)\n'
+    for i in range(87)) + "NameError: The variable `true` is not defined")
 FORMAT = re.compile(r"^\[(\d)\]$")
 DROPPED: list[str] = []
 
@@ -96,10 +106,20 @@ class RulesEnvironment(static_tasks(TASKS, listed=True), Environment):
             return self._say("finished", reward=None, done=True)
         if kind == "endless":
             return self._say(f"step {n}", reward=0.25)
-        if kind == "crash":
-            if n >= 2:
-                raise AttributeError("'StepResult' object has no attribute 'model_dump'")
+        if kind == "crash" and n == 1:
             return self._say("step 1, say right", reward=None)
+        if kind in ("crash", "broken"):
+            raise AttributeError(DUMP_ERROR)
+        if kind == "dimension":
+            got = len(answer.split(","))
+            if got != 1:
+                raise ValueError(f"Action dimension mismatch: expected 1, got {got}. Actions should match "
+                                 "config['action_space'] (= stock_dim)")
+            return self._say("traded", reward=1.0, done=True)
+        if kind == "verbose":
+            if answer != "ok":
+                raise NameError(TRACEBACK)
+            return self._say("ran", reward=1.0, done=True)
         return self._strict(answer)
 
     def _strict(self, answer: str) -> RulesObservation:

@@ -19,13 +19,35 @@ Each round asks ``replies`` once for every open episode, so a driver can generat
 
 - an empty reply, one that is no action for the schema, or one the server rejects is an invalid action: fed back
   (``rules.feedback``) and counted; the one after ``rules.max_invalid_actions`` ends the episode;
+- a step the environment answers with an error (an ``EXECUTION_ERROR``: it raised while running the action) is an
+  invalid action too: its message, cut to the observation budget, is the model's next user message and the episode
+  goes on on the same session (the rule below says when it is the environment's failure instead);
 - an accepted step records its reward (None when the environment gave none) and shows the next observation;
   a step the environment flags as invalid (``rules.invalid_flags``), or whose observation reports that the action
   failed (``rules.invalid_errors``: an error string, a traceback), counts as an invalid action too;
 - the episode ends when the environment says ``done``, after ``rules.max_steps`` steps, past the invalid limit,
   when the server refuses a reply as too large (WebSocket close code 1009), or when ``replies`` gives None;
-- a step the environment fails (an ``EXECUTION_ERROR``, a socket it closes for good, no answer in time) ends the
-  episode with stop ``"error"`` and no reward, and the run goes on (:mod:`~openenv_prime.client.engine.failures`).
+- a step the environment fails (a socket it closes for good, no answer in time, a frame that is not the protocol,
+  an error answering every action alike) ends the episode with stop ``"error"`` and no reward, and the run goes on
+  (:mod:`~openenv_prime.client.engine.failures`).
+
+**The action was wrong, or the environment is broken?** openenv answers an exception raised in ``step`` with an
+``EXECUTION_ERROR`` frame and keeps the session, whatever raised: finrl_env's "Action dimension mismatch: expected 1,
+got 2" (the reply's fault, which the model can fix) and dipg_safety_env's "'StepResult' object has no attribute
+'model_dump'" (the environment's, on every step) look alike on the wire. The rule:
+
+- an error answering a step is the action's: the model reads it and tries again, as TRL feeds a tool's exception back;
+- the invalid-action limit is the test: when the action that goes past it draws an error too, and every action the
+  environment was sent since its last accepted step (since the reset, if none) drew that same error text, the
+  errors follow every action alike, and the episode is the environment's failure (stop ``"error"``, unscored, its
+  error actions not counted as invalid, the socket replaced). A reply that is no action, or a rejection that
+  differs, breaks "alike"; so does any error text that differs ("got 2" and then "got 3" is a model's mistakes).
+  A model that repeats one mistake the environment names the same way every time looks just like a broken
+  environment; :class:`~openenv_prime.client.engine.failures.ErrorStreak` says which of the two a stopped run saw;
+- a driver that stops the episode right after such an error (TRL's text mode gives each episode one reply) left
+  the model no turn to read it: the errors are called as at the limit;
+- an error at reset, a socket the server closes (``SESSION_ERROR``, a drop a replay cannot restore) or an answer
+  that never comes is the environment's failure at once: nothing the model wrote caused it.
 
 The reward is :func:`~openenv_prime.client.engine.rewards.episode_reward` of the step rewards. A socket the server drops
 mid-episode is replaced and the episode replayed on it when ``rules.replay`` is set (see the rules' doc).
@@ -40,8 +62,9 @@ from typing import Any, Awaitable, Callable, Literal, Sequence
 from openenv_prime.client.engine.episode_rules import EpisodeRules
 from openenv_prime.client.engine.failures import ErrorStreak
 from openenv_prime.client.engine.rewards import episode_reward
+from openenv_prime.client.prompts.observations import cut_text
 from openenv_prime.client.prompts.render import EpisodeProtocol, Opening
-from openenv_prime.client.wire.errors import (ConnectionDroppedError, InvalidRequestError, OpenEnvError,
+from openenv_prime.client.wire.errors import (ConnectionDroppedError, ExecutionError, InvalidRequestError, OpenEnvError,
                                               OpenEnvTimeoutError, ServerError)
 from openenv_prime.client.wire.session import EpisodeSession, StepResult
 from openenv_prime.client.wire.session_pool import SessionPool
@@ -75,7 +98,9 @@ class Episode:
         self.opening: Opening | None = None
         self.chat: list[dict[str, str]] = []
         self.shown: list[str] = []  # the observation texts the model saw, for replay checks
-        self.actions: list[dict[str, Any]] = []  # the accepted actions, for replay
+        self.actions: list[dict[str, Any]] = []  # every action stepped, for replay
+        self.refused: list[bool] = []  # per action stepped: whether the environment answered it with an error
+        self.answers: list[str] = []  # the errors answering each action since the last accepted step ("alike")
         self.step_rewards: list[float | None] = []
         self.step_seconds: list[float] = []
         self.steps = 0
@@ -85,6 +110,8 @@ class Episode:
         self.done = False
         self.stop: Stop | None = None
         self.error: str | None = None  # why the episode failed without the environment scoring it
+        self.alike = 0  # actions the environment answered with one same error before its failure was called (0: none)
+        self._unread: ExecutionError | None = None  # the error answering the last action, until the next reply
         self.last_reply = ""
 
     # ---- what drivers read --------------------------------------------------------------------------
@@ -127,7 +154,10 @@ class Episode:
         """One turn: ``reply`` becomes an action and is stepped, or is fed back as invalid; None ends the episode."""
         if self.finished:
             raise RuntimeError("act() on a finished episode")
+        unread, self._unread = self._unread, None
         if reply is None:
+            if unread is not None and self._alike():  # the model had no turn to read the error (TRL's text mode)
+                return await self._environment_failed(unread, counted=len(self.answers))
             self.stop = "stopped"
             return
         self.turns += 1
@@ -142,7 +172,10 @@ class Episode:
         try:
             result = await self._step(action)
         except InvalidRequestError as error:
-            return self._invalid(f"The environment rejected that action: {error.message}")
+            self.answers.append(None)  # a rejection: the server told this action from others
+            return self._invalid(f"The environment rejected that action: {self._cut(error.message)}")
+        except ExecutionError as error:
+            return await self._refused(action, error)
         except ConnectionDroppedError as error:
             if error.close_code != MESSAGE_TOO_BIG:
                 return await self._failed(error)
@@ -153,9 +186,38 @@ class Episode:
             return await self._failed(error)
         await self._accepted(action, result)
 
+    async def _refused(self, action: dict[str, Any], error: ExecutionError) -> None:
+        """The environment raised on ``action``: the model's invalid action, or past the invalid limit with every
+        action since the last accepted step answered alike, the environment's failure (the module doc's rule)."""
+        self.actions.append(action)
+        self.refused.append(True)
+        self.answers.append(error.detail)
+        if self.invalid_actions >= self.rules.max_invalid_actions and self._alike():
+            return await self._environment_failed(error, counted=len(self.answers) - 1)
+        said = error.detail.strip() or "(it gave no message)"
+        self._invalid(f"The environment answered that action with an error: {self._cut(said)}")
+        self._unread = error
+
+    def _alike(self) -> bool:
+        """Whether every action since the last accepted step drew one same error (no rejection among them)."""
+        return bool(self.answers) and None not in self.answers and len(set(self.answers)) == 1
+
+    async def _environment_failed(self, error: ExecutionError, *, counted: int) -> None:
+        """Errors alike, called the environment's failure: the ``counted`` of them already counted as the model's
+        invalid actions no longer are."""
+        self.alike = len(self.answers)
+        self.invalid_actions -= counted
+        await self._failed(error)
+
+    def _cut(self, text: str) -> str:
+        """An error's text for the model: whole, or its start and end within the observation budget."""
+        budget = self.protocol.settings.observation_budget
+        return text if budget is None else cut_text(text, budget, "the error")
+
     async def _failed(self, error: OpenEnvError) -> None:
         """The environment failed the step: the episode ends unscored, on a socket nobody reuses."""
-        self.error = f"step {self.steps + 1} failed inside the environment: {error.message}"
+        alike = f" (as it answered all {self.alike} actions since its last accepted step)" if self.alike > 1 else ""
+        self.error = f"step {self.steps + 1} failed inside the environment{alike}: {error.message}"
         self.stop = "error"
         await self.session.close()
         self.session = self.open_session()
@@ -169,6 +231,8 @@ class Episode:
 
     async def _accepted(self, action: dict[str, Any], result: StepResult) -> None:
         self.actions.append(action)
+        self.refused.append(False)
+        self.answers.clear()
         self.steps += 1
         self.step_rewards.append(result.reward)
         self.done = result.done
@@ -205,7 +269,10 @@ class Episode:
         except ConnectionDroppedError as error:
             if error.close_code == MESSAGE_TOO_BIG or not self.rules.replay:
                 raise  # replaying would only send it again
-            await self._replay()
+            try:
+                await self._replay()
+            except ExecutionError as error:  # the environment failed the replay's reset or steps, not this action
+                raise ServerError(f"replaying the episode on a new socket failed: {error.message}", url=error.url) from None
             result = await self.session.step(action)
         self.step_seconds.append(round(time.perf_counter() - started, 6))
         return result
@@ -216,24 +283,32 @@ class Episode:
         self.reconnects += 1
 
     async def _replay(self) -> None:
-        """Rebuild the episode on a new socket: reset, re-send the accepted actions, check every observation."""
+        """Rebuild the episode on a new socket: reset, re-send the actions stepped (those the environment answered
+        with an error too: raising may have changed its state), check every observation."""
         await self._reconnect()
         opening = await self.protocol.start(self.session, **self.reset_kwargs)
-        self._check_replayed(opening.text, 0)
+        if opening.text != self.shown[0]:
+            self._not_replayed(0)
         self.opening = opening
-        for i, action in enumerate(self.actions):
-            result = await self.session.step(action)
-            if i + 1 < len(self.shown):
-                self._check_replayed(self.protocol.text(result), i + 1)
+        accepted = 0
+        for action, refused in zip(self.actions, self.refused):
+            try:
+                result = await self.session.step(action)
+            except ExecutionError:
+                if refused:
+                    continue
+                raise
+            accepted += 1
+            if refused or (accepted < len(self.shown) and self.protocol.text(result) != self.shown[accepted]):
+                self._not_replayed(accepted)
 
-    def _check_replayed(self, text: str, turn: int) -> None:
-        if text != self.shown[turn]:
-            raise ServerError(
-                f"the episode reset with {self.reset_kwargs} showed a different observation at turn {turn} when replayed "
-                "on a new socket after the server dropped the old one, so the episode cannot be resumed",
-                url=self.session.url,
-                hint="keep the policy from blocking the event loop for long (run generation with asyncio.to_thread)",
-            )
+    def _not_replayed(self, turn: int) -> None:
+        raise ServerError(
+            f"the episode reset with {self.reset_kwargs} showed a different observation at turn {turn} when replayed "
+            "on a new socket after the server dropped the old one, so the episode cannot be resumed",
+            url=self.session.url,
+            hint="keep the policy from blocking the event loop for long (run generation with asyncio.to_thread)",
+        )
 
 
 async def play(episodes: Sequence[Episode], replies: Replies) -> None:

@@ -1,11 +1,14 @@
 """When the environment fails, not the model: the episode ends, the run goes on, and a run that cannot succeed stops.
 
-A step the server cannot run (an ``EXECUTION_ERROR`` frame: the environment raised; a socket it closed that a replay
-could not restore; an answer that never came) says nothing about the model's reply. So the episode ends with stop
-``"error"`` and no reward: it is left out of accuracy and of the sampler's evidence (never a silent 0.0), and its
-socket is replaced by a fresh one, since the environment's state behind it is unknown. One such episode is the
-environment's bad luck; :data:`ERRORS_IN_A_ROW` of them in a row, each on a fresh session, mean the environment fails
-on every step, and the run stops with :class:`EnvironmentFailing`, quoting the environment's own error.
+A step the server cannot run (a socket it closed that a replay could not restore, an answer that never came, a frame
+that is not the protocol), or an error that answers every action of an episode alike (the rule is in
+:mod:`~openenv_prime.client.engine.episode`: an error answering one action is the model's to read and fix), says
+nothing about the model's reply. So the episode ends with stop ``"error"`` and no reward: it is left out of accuracy
+and of the sampler's evidence (never a silent 0.0), and its socket is replaced by a fresh one, since the
+environment's state behind it is unknown. One such episode is the environment's bad luck; :data:`ERRORS_IN_A_ROW` of
+them in a row, each on a fresh session, mean the run cannot succeed, and it stops with :class:`EnvironmentFailing`,
+quoting the environment's own error and saying which it saw: an environment that fails on its own, or one that
+answered every action alike (broken whatever the action, or every reply repeats the one mistake it names).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ class ErrorStreak:
         self.count = 0
         self.total = 0
         self.last: str | None = None
+        self.alike = 0  # of the episodes in the streak, those whose every action drew one same error
         self.warned = False
 
     def record(self, episodes: Iterable[Any]) -> None:
@@ -42,15 +46,26 @@ class ErrorStreak:
             if episode.stop == "error":
                 self.count += 1
                 self.total += 1
+                self.alike += getattr(episode, "alike", 0) > 0
                 self.last = episode.error
             elif episode.finished:
-                self.count = 0
+                self.count = self.alike = 0
         if self.count >= self.limit:
-            raise EnvironmentFailing(
-                f"the environment failed the last {self.count} episodes in a row, each on a fresh session, so it "
-                f"fails on its own, whatever the model replies; its last error: {self.last}",
-                hint="run one episode by hand against the server and read the server's log; the run stops here "
-                     "because no episode can be scored")
+            raise EnvironmentFailing(self._verdict(), hint=(
+                "run one episode by hand against the server and read the server's log; the run stops here because no "
+                "episode can be scored"))
+
+    def _verdict(self) -> str:
+        """What the streak shows: an environment failing on its own, one answering every action alike, or both."""
+        head = f"the environment failed the last {self.count} episodes in a row, each on a fresh session"
+        if not self.alike:
+            return f"{head}, so it fails on its own, whatever the model replies; its last error: {self.last}"
+        alike = ("in every one it answered every action sent with one same error" if self.alike == self.count else
+                 f"in {self.alike} of them it answered every action sent with one same error, and in the rest it "
+                 "failed on its own")
+        return (f"{head}: {alike}. Either it fails whatever the action, or the replies repeat one mistake that the "
+                f"error names, uncorrected after the model read it (then the prompt does not say what the environment "
+                f"needs); its last error: {self.last}")
 
     def never_ending_once(self, episodes: Iterable[Any], *, action_setting: str) -> str | None:
         """:func:`never_ending`'s warning for ``episodes``, the first time a run calls for it; None after."""

@@ -76,30 +76,45 @@ def is_tool_list(value: Any) -> bool:
 
 
 def tools_text(tools: list[Tool], budget: int | None = None) -> str:
-    """The tool list as the model sees it, as much as fits in ``budget`` characters, in this order of priority:
-    every tool's input schema in full; else each tool with its argument names and the first sentence of its
-    description; else with its required arguments only; else the name and that sentence; else the names alone (as
-    many as fit). A last line says what was left out and how to see it."""
+    """The tool list as the model sees it (:func:`tools_listing`'s text)."""
+    return tools_listing(tools, budget)[0]
+
+
+def tools_listing(tools: list[Tool], budget: int | None = None) -> tuple[str, str | None]:
+    """The tool list as the model sees it, as much as fits in ``budget`` characters, and a note for the operator on
+    what was left out (None: nothing). In this order of priority: every tool's input schema in full; else each tool
+    with its argument names and the first sentence of its description; else with its required arguments and that
+    sentence, then a shorter one, then none (a tool's required arguments are what a call cannot do without); else the
+    names alone, as many as fit. The model's text says only how to read the list (``?`` marks an optional argument,
+    ``...`` stands for optional ones), never the budget, which is the operator's to change."""
     if not tools:
-        return "The environment lists no tools."
+        return "The environment lists no tools.", None
     for level, left_out, legend in _LEVELS:
         lines = ["Tools you can call:", *(line for tool in tools for line in level(tool))]
-        note = "" if not left_out else (f"[{left_out} left out to fit the observation budget; a larger budget "
-                                         f"shows them.{legend}]")
-        text = "\n".join(lines + ([note] if note else []))
+        text = "\n".join(lines + ([legend] if legend else []))
         if budget is None or len(text) <= budget:
-            return text
+            return text, _note(left_out, len(tools), budget)
     names, shown = [tool.name for tool in tools], []
     for name in names:
         if len(_names_line(shown + [name], len(names))) > budget:
             break
         shown.append(name)
-    return _names_line(shown, len(names))
+    more = len(names) - len(shown)
+    return _names_line(shown, len(names)), _note(
+        "arguments, descriptions and input schemas" + (f", and {more} tools' names" if more else ""), len(tools), budget)
+
+
+def _note(left_out: str, count: int, budget: int | None) -> str | None:
+    """The operator's note on a shortened tool list (None when nothing was left out)."""
+    if not left_out:
+        return None
+    return (f"the {count}-tool list was shortened to fit the observation budget ({budget:,} characters): {left_out} "
+            "left out; a larger observation budget shows them")
 
 
 def _names_line(shown: list[str], total: int) -> str:
-    return (f"Tools you can call: {', '.join(shown)} [{total - len(shown)} more, descriptions and input schemas left "
-            "out to fit the observation budget; a larger budget shows them]")
+    more = total - len(shown)
+    return f"Tools you can call: {', '.join(shown)}" + (f" [and {more} more]" if more else "")
 
 
 def _full(tool: Tool) -> list[str]:
@@ -119,26 +134,29 @@ def _with_arguments(tool: Tool) -> list[str]:
     return [f"- {tool.name}({arguments}): {_first_sentence(tool.description)}"]
 
 
-def _with_required(tool: Tool) -> list[str]:
+def _with_required(tool: Tool, sentence: int | None = 100) -> list[str]:
     arguments = _arguments(tool)
     required = [name for name, needed in arguments if needed]
     more = ", ..." if len(required) < len(arguments) else ""
-    return [f"- {tool.name}({', '.join(required)}{more}): {_first_sentence(tool.description)}"]
+    said = f": {_first_sentence(tool.description, sentence)}" if sentence else ""
+    return [f"- {tool.name}({', '.join(required)}{more}){said}"]
 
 
-def _one_line(tool: Tool) -> list[str]:
-    return [f"- {tool.name}: {_first_sentence(tool.description)}"]
+def _with_required_brief(tool: Tool) -> list[str]:
+    return _with_required(tool, 40)
 
 
-def _names(tool: Tool) -> list[str]:
-    return [f"- {tool.name}"]
+def _required_only(tool: Tool) -> list[str]:
+    return _with_required(tool, None)
 
 
+_OPTIONAL = "An argument marked ? is optional."
+_ELIDED = "... stands for a tool's optional arguments."
 _LEVELS = ((_full, "", ""),
-           (_with_arguments, "full descriptions and input schemas", " An argument marked ? is optional."),
-           (_with_required, "optional arguments (...), full descriptions and input schemas", ""),
-           (_one_line, "arguments, full descriptions and input schemas", ""),
-           (_names, "descriptions and input schemas", ""))
+           (_with_arguments, "full descriptions and input schemas", _OPTIONAL),
+           (_with_required, "optional arguments (...), full descriptions and input schemas", _ELIDED),
+           (_with_required_brief, "optional arguments (...), most of the descriptions and the input schemas", _ELIDED),
+           (_required_only, "optional arguments (...), descriptions and input schemas", _ELIDED))
 
 
 def _first_sentence(text: str, limit: int = 100) -> str:

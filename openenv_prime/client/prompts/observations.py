@@ -18,8 +18,13 @@ The default rendering, for an observation no one has written a template for:
   a map) becomes a text grid with the positions of its rare values; a flat one whose shape the observation states
   (``width``/``height`` or ``rows``/``cols`` fields) is a grid too; other long ones and tensors are summarised
   (shape and range) instead of dumped.
-- **A budget** (characters per observation): fields that do not fit are left out, and a last line names them; a text
-  too long on its own keeps its head and tail and says how much of the middle it left out. Nothing is cut silently.
+- **A budget** (characters per observation): a field that does not fit is cut, its head and tail kept and a marker
+  saying how much of the middle was left out (repl_env's 9,600-character ``result`` keeps the error at its end);
+  only where even a cut cannot fit (under :data:`MIN_CUT` characters of room each) is a field left out, and a last
+  line names it. An error's text (``error``, ``exception``, ``stderr``, ``traceback``, ...) gets its room before the
+  other fields and is never left out, only cut. Nothing is cut silently. What the budget left out is also said to the
+  operator (:attr:`Rendered.notes`, which a run reports as warnings); the model's text never speaks of budgets or
+  settings, which are not the model's to change.
 - An observation whose data sits only in ``metadata`` (MCP environments such as echo_env, ``openenv import``-ed
   ones) shows the metadata's text fields (all its fields when it has none), never ``{}``; one with fields but no text
   field shows the metadata's text fields first (calendar_env's reset: ``success: true`` beside a metadata
@@ -67,6 +72,11 @@ _GRID_CELL_WIDTH = 2  # a 2-D array is a text grid when every cell reads in at m
 _GRID_ALPHABET = 12  # ... and it has at most this many distinct values
 _RARE = 8  # a grid value seen at most this often has its positions listed
 _REPEAT = 20  # a text this long that was shown already is not shown again
+MIN_CUT = 200
+"""Characters of room a field cut to fit the budget gets at least; with less, it is left out (an error never is)."""
+ERROR_TEXT_FIELDS = frozenset(normalized(name) for name in (
+    "error", "errors", "exception", "stderr", "traceback", "error_message", "error_msg", "last_error"))
+"""Observation fields that hold an error's text: their room comes first within the budget, never left out, only cut."""
 
 
 @dataclass
@@ -76,6 +86,7 @@ class Rendered:
     text: str
     hidden: list[str] = field(default_factory=list)
     system: str | None = None  # the environment's own system text, taken out of ``text`` (``own_system=True``)
+    notes: list[str] = field(default_factory=list)  # what the budget left out, for the operator (never the model)
 
 
 def is_template(template: str | None) -> bool:
@@ -97,7 +108,8 @@ def render(observation: dict, template: str | None = None, metadata: dict | None
         raise TypeError(f"observation must be a dict, got {type(observation).__name__}")
     hidden = hidden if hidden is not None else HiddenNames()
     if template is None and mcp.is_tool_listing(observation):  # tool schemas name fields, they hold no answers
-        return Rendered(mcp.tools_text(mcp.tools_from(observation), budget))
+        text, note = mcp.tools_listing(mcp.tools_from(observation), budget)
+        return Rendered(text, notes=[note] if note else [])
     clean = scrub(observation, hidden)
     top = scrub(metadata or {}, hidden)
     removed = clean.removed + [f"metadata.{path}" for path in top.removed]
@@ -115,7 +127,8 @@ def render(observation: dict, template: str | None = None, metadata: dict | None
     special = mcp.tool_observation_text(observation)
     if special is not None:
         return Rendered(_fit_text(special, budget, "the tool's result"), removed, system)
-    return Rendered(_default(shown, shown_metadata, budget, bool(system)), removed, system)
+    notes: list[str] = []
+    return Rendered(_default(shown, shown_metadata, budget, bool(system), notes), removed, system, notes)
 
 
 # ---- the default rendering -----------------------------------------------------------------------------------
@@ -125,9 +138,13 @@ class _Part:
     text: str
     keep: bool = False  # the text is never left out (cut in the middle when it must be)
     whole: bool = False  # the legal actions and tool lists: never cut, never left out
+    error: bool = False  # an error's text: its room comes before the other fields', never left out (cut when it must be)
 
 
-def _default(observation: dict, metadata: dict, budget: int | None, system_taken: bool = False) -> str:
+def _default(observation: dict, metadata: dict, budget: int | None, system_taken: bool = False,
+             notes: list[str] | None = None) -> str:
+    """The default rendering; what the budget left out is appended to ``notes`` (the operator's)."""
+    notes = notes if notes is not None else []
     inner = observation.get("metadata") if isinstance(observation.get("metadata"), dict) else {}
     shown = {k: plain(v) for k, v in observation.items() if not _bookkeeping(k) and v not in _EMPTY}
     legal_from_metadata = {k: v for k, v in {**metadata, **inner}.items() if _legal(k) and v not in _EMPTY and k not in shown}
@@ -145,10 +162,10 @@ def _default(observation: dict, metadata: dict, budget: int | None, system_taken
         return "(the environment's instructions are the system prompt)" if system_taken else "(the environment sent no observation text)"
     if len(shown) == 1 and isinstance(next(iter(shown.values())), str):  # one text field: the text alone
         return _fit_text(next(iter(shown.values())), budget, next(iter(shown)))
-    return _assemble(_parts(shown, observation, budget), budget)
+    return _assemble(_parts(shown, observation, budget, notes), budget, notes)
 
 
-def _parts(shown: dict, observation: dict, budget: int | None = None) -> list[_Part]:
+def _parts(shown: dict, observation: dict, budget: int | None = None, notes: list[str] | None = None) -> list[_Part]:
     primary = next((name for name in TEXT_FIELDS if isinstance(shown.get(name), str)), None)
     texts: list[str] = []  # what the model has been shown, to show nothing twice
     parts: list[_Part] = []
@@ -165,20 +182,24 @@ def _parts(shown: dict, observation: dict, budget: int | None = None) -> list[_P
     tools = {name: value for name, value in shown.items() if name != primary and mcp.is_tool_list(value)}
     for name, value in tools.items():  # a tool list is shown as much as fits, never dropped whole (_legal's rule)
         room = None if budget is None else budget * 3 // 4 - len(name) - 2
-        parts.append(_Part(name, f"{name}: {mcp.tools_text(mcp.tool_list(value), room)}", whole=True))
+        listed, note = mcp.tools_listing(mcp.tool_list(value), room)
+        parts.append(_Part(name, f"{name}: {listed}", whole=True))
+        if note is not None and notes is not None:
+            notes.append(f"{name}: {note}")
     for name, value in shown.items():
         if name == primary or _messages(value) or _legal(name) or name in tools:
             continue
         if isinstance(value, str) and _repeats(value, texts):
             continue
-        parts.append(_Part(name, _named(name, value, observation)))
+        parts.append(_Part(name, _named(name, value, observation), error=normalized(name) in ERROR_TEXT_FIELDS))
     return parts
 
 
-def _assemble(parts: list[_Part], budget: int | None) -> str:
+def _assemble(parts: list[_Part], budget: int | None, notes: list[str]) -> str:
     """The parts within ``budget``: the legal actions whole, the text (cut in the middle when it must be, leaving the
-    other fields up to a quarter of the budget), then the other fields in order while they fit; a last line names
-    the fields left out."""
+    other fields up to a quarter of the budget), then the errors and the other fields in order while they fit whole;
+    those that do not are cut into the room left, and left out only where that is under :data:`MIN_CUT` characters
+    each (an error never is); a last line names the fields left out."""
     text = "\n".join(part.text for part in parts)
     if budget is None or len(text) <= budget:
         return text
@@ -193,22 +214,33 @@ def _assemble(parts: list[_Part], budget: int | None) -> str:
         if len(first.text) + 1 > room - share:
             chosen[primary] = _Part(first.name, cut_text(first.text, room - share - 1, first.name), keep=True)
         room -= len(chosen[primary].text) + 1
-    out: list[_Part] = []
-    for part in others:
+    over: list[_Part] = []
+    for part in sorted(others, key=lambda part: not part.error):  # errors first: they never lose their room
         if len(part.text) + 1 <= room:
             room -= len(part.text) + 1
         else:
-            out.append(part)
-            chosen.remove(part)
+            over.append(part)
+    cut = over if (room + note_room) // max(len(over), 1) - 1 >= MIN_CUT else [part for part in over if part.error]
+    out = [part for part in over if part not in cut]
+    room += 0 if out else note_room  # no last line: its room goes to the cut fields
+    for i, part in enumerate(cut):
+        size = max(room // (len(cut) - i) - 1, 0)
+        chosen[chosen.index(part)] = shorter = _Part(part.name, cut_text(part.text, size, part.name), error=part.error)
+        room -= len(shorter.text) + 1
+    for part in out:
+        chosen.remove(part)
     lines = [part.text for part in chosen]
     if out:
-        lines.append(_left_out([part.name for part in out], budget, note_room - 1))
+        names = [part.name for part in out]
+        lines.append(_left_out(names, note_room - 1))
+        notes.append(f"observation fields left out to fit the observation budget ({budget:,} characters): "
+                     f"{', '.join(names)}; a larger observation budget shows them")
     return "\n".join(lines)
 
 
-def _left_out(names: list[str], budget: int, room: int) -> str:
+def _left_out(names: list[str], room: int) -> str:
     """The line naming the fields left out, in at most ``room`` characters (the last names counted, not named)."""
-    head = f"[... {_count(len(names), 'field')} left out to stay within {budget:,} characters"
+    head = f"[... {_count(len(names), 'field')} left out"
     for shown in range(len(names), 0, -1):
         rest = f" and {len(names) - shown} more" if shown < len(names) else ""
         line = f"{head}: {', '.join(names[:shown])}{rest}]"

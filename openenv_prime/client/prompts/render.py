@@ -127,6 +127,7 @@ class EpisodeProtocol:
         self.template = settings.template
         self.hidden = settings.hidden
         self.hidden_seen: set[str] = set()  # where hidden fields were taken out, for a report (never the model)
+        self.budget_notes: dict[str, None] = {}  # what the observation budget left out, for the run's warnings (in order)
         self.mcp = settings.action_field is None and mcp.is_mcp_action(action_schema)
         self._actions = None if self.mcp else ActionFormat.from_schema(
             action_schema, settings.action_field, settings.action_fields
@@ -204,7 +205,9 @@ class EpisodeProtocol:
             return opening
         listing = await session.step(dict(mcp.LIST_TOOLS_ACTION))
         tools = tuple(mcp.tools_from(listing.observation))
-        listed = mcp.tools_text(list(tools), self.settings.observation_budget)
+        listed, note = mcp.tools_listing(list(tools), self.settings.observation_budget)
+        if note is not None:
+            self.budget_notes[note] = None
         return Opening(opening.result, f"{opening.text}\n\n{listed}", tools, opening.system)
 
     def opening(self, result: StepResult, split: str | None = None) -> Opening:
@@ -233,5 +236,6 @@ class EpisodeProtocol:
         rendered = render(observation, self.template, metadata, budget=self.settings.observation_budget, hidden=self.hidden,
                           own_system=first)
         self.hidden_seen.update(rendered.hidden)
+        self.budget_notes.update(dict.fromkeys(rendered.notes))
         return rendered
 

@@ -50,6 +50,17 @@ class ServerError(OpenEnvError):
     """The server failed (HTTP 5xx, an ``EXECUTION_ERROR`` frame) or answered something that is not the protocol."""
 
 
+class ExecutionError(ServerError):
+    """The environment raised while running a message (an ``EXECUTION_ERROR`` frame); openenv keeps the session open.
+
+    ``detail`` is the environment's own text (its exception's message), for the model to read where it answers an
+    action (:mod:`openenv_prime.client.engine.episode`)."""
+
+    def __init__(self, message: str, *, detail: str = "", **kwargs: Any):
+        self.detail = detail
+        super().__init__(message, **kwargs)
+
+
 class ServerUnreachableError(OpenEnvError, ConnectionError):
     """Nothing answers at the URL (connection refused, DNS failure) after the bounded retries."""
 

@@ -25,6 +25,7 @@ from openenv_prime.client.wire.backoff import backoff
 from openenv_prime.client.wire.errors import (
     CapacityError,
     ConnectionDroppedError,
+    ExecutionError,
     InvalidRequestError,
     OpenEnvError,
     OpenEnvTimeoutError,
@@ -331,8 +332,12 @@ class EpisodeSession:
                 )
             if code == "CAPACITY_REACHED":
                 raise CapacityError(f"the server is at its session limit ({text})", url=self.url, hint="raise the server's --max-sessions")
+            message = f"{kind!r} failed on the server ({code}: {text})"
+            if code == "EXECUTION_ERROR":  # the environment raised; openenv keeps the session open
+                raise ExecutionError(message, detail=str(text), url=self.url,
+                                     hint="the environment raised while running it; see the server's log")
             raise ServerError(
-                f"{kind!r} failed on the server ({code}: {text})", url=self.url,
+                message, url=self.url,
                 hint="the environment raised while running it, so its state is unknown: reset before using this "
                      "session again, and see the server's log")
         if frame["type"] != expect or not isinstance(data, dict):

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any
+from typing import Any, Callable
 
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.types import ConcurrencyConfig
 
 from openenv_prime.envs.errors import add_task_error_handlers
-from openenv_prime.envs.taskapi.classes import load_class, resolve_classes
+from openenv_prime.envs.taskapi.classes import load_class, load_environment, resolve_classes
 from openenv_prime.envs.taskapi.naming import env_name_for
 from openenv_prime.envs.taskapi.wrap import with_task_api
 
@@ -19,7 +19,7 @@ DEFAULT_MAX_SESSIONS = 64
 
 
 def create_app_with_tasks(
-    env: type | str,
+    env: type | Callable[..., Any] | str,
     tasks: Any,
     *,
     action_cls: type | str | None = None,
@@ -32,18 +32,23 @@ def create_app_with_tasks(
 ):
     """The app: Task API routes under ``/{env_name}/...`` answered from `tasks`, episodes over ``/ws``.
 
-    `env`: the environment class, or ``"MODULE:CLASS"`` (imported with `paths` first on sys.path).
+    `env`: the environment class, a function that returns an environment (for a class whose constructor needs
+    Python objects), or ``"MODULE:NAME"`` naming either (imported with `paths` first on sys.path).
     `tasks`: a `TaskProvider` (e.g. `SeedTasks(100)`), a JSONL task-list path, or a callable returning
     task-list records. `env_kwargs` go to the class's constructor. `max_sessions` defaults to 64, or 1
     for a class without ``SUPPORTS_CONCURRENT_SESSIONS`` (openenv refuses more for it).
     Raises ValueError/TypeError naming what is wrong before anything is served."""
-    env_cls = load_class(env, paths) if isinstance(env, str) else env
+    target = load_environment(env, paths) if isinstance(env, str) else env
     action_cls = load_class(action_cls, paths) if isinstance(action_cls, str) else action_cls
     observation_cls = load_class(observation_cls, paths) if isinstance(observation_cls, str) else observation_cls
-    wrapped = with_task_api(env_cls, tasks)
+    if isinstance(target, type):
+        env_cls = target
+        wrapped = with_task_api(env_cls, tasks)
+        factory = functools.partial(wrapped, **env_kwargs) if env_kwargs else wrapped
+    else:
+        env_cls, factory = _function_factory(target, tasks, env_kwargs)
     action_cls, observation_cls, state_cls = resolve_classes(env_cls, action_cls, observation_cls)
     concurrency = concurrency_config(env_cls, max_sessions, session_timeout)
-    factory = functools.partial(wrapped, **env_kwargs) if env_kwargs else wrapped
     try:  # fail now, not in the first request, when the class cannot be built
         factory().close()
     except Exception as error:
@@ -61,6 +66,31 @@ def create_app_with_tasks(
     )
     add_task_error_handlers(app)
     return app
+
+
+def _function_factory(make: Callable[..., Any], tasks: Any, env_kwargs: dict[str, Any] | None) -> tuple[type, Callable[[], Any]]:
+    """The environment class a function returns (called once to see it) and a factory of its environments with the
+    Task API: each one the function makes, its class made the Task API subclass of its own (which adds methods
+    only), so the environment is the function's, built with whatever Python objects it holds."""
+    name = getattr(make, "__qualname__", repr(make))
+    made = functools.partial(make, **env_kwargs) if env_kwargs else make
+    try:
+        probe = made()
+    except Exception as error:
+        raise ValueError(f"cannot make an environment with {name}({kwargs_text(env_kwargs)}): {error!r}") from error
+    env_cls = type(probe)
+    wrapped = with_task_api(env_cls, tasks)  # a TypeError naming it when the function returns no Environment
+    probe.close()
+
+    def factory() -> Any:
+        environment = made()
+        if type(environment) is not env_cls:
+            raise TypeError(f"{name}() returned a {type(environment).__qualname__} after a {env_cls.__qualname__}; "
+                            "it must return environments of one class")
+        environment.__class__ = wrapped
+        return environment
+
+    return env_cls, factory
 
 
 def concurrency_config(env_cls: type, max_sessions: int | None, session_timeout: float | None) -> ConcurrencyConfig:

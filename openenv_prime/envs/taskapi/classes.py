@@ -1,5 +1,5 @@
-"""Find the classes `create_app` needs for an environment class: import `MODULE:CLASS`, infer its action,
-observation and state classes.
+"""Find the classes `create_app` needs for an environment class: import `MODULE:CLASS` (or `MODULE:FUNCTION`, a
+function that returns the environment), infer its action, observation and state classes.
 
 An environment written for OpenEnv names them in one of four places, tried in this order: the
 generic parameters of its base (`class Env(Environment[MyAction, MyObservation, MyState])`), the
@@ -27,6 +27,23 @@ def load_class(spec: str, paths: Sequence[str | os.PathLike[str]] = ()) -> type:
 
     For an environment in a checkout, pass the folder that makes its package importable, e.g. an OpenEnv
     checkout's root for ``envs.grid_world_env.server.grid_world_environment:GridWorldEnvironment``."""
+    target = load_object(spec, paths)
+    if not isinstance(target, type):
+        raise ValueError(f"{spec!r} is a {type(target).__name__}, not a class")
+    return target
+
+
+def load_environment(spec: str, paths: Sequence[str | os.PathLike[str]] = ()) -> Any:
+    """Import ``"MODULE:NAME"``: an environment class, or a function that returns an environment (for a class whose
+    constructor takes Python objects, as finrl_env's takes a class and a DataFrame config)."""
+    target = load_object(spec, paths)
+    if not callable(target):
+        raise ValueError(f"{spec!r} is a {type(target).__name__}, not an environment class or a function returning one")
+    return target
+
+
+def load_object(spec: str, paths: Sequence[str | os.PathLike[str]] = ()) -> Any:
+    """What ``"package.module:NAME"`` names (:func:`load_class`'s import, for any object)."""
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
         raise ValueError(f"expected MODULE:CLASS (e.g. my_env.server.environment:MyEnvironment), got {spec!r}")
@@ -48,8 +65,6 @@ def load_class(spec: str, paths: Sequence[str | os.PathLike[str]] = ()) -> type:
         if not hasattr(target, part):
             raise ValueError(f"module {module_name!r} has no attribute {attribute!r} (from {spec!r})")
         target = getattr(target, part)
-    if not isinstance(target, type):
-        raise ValueError(f"{spec!r} is a {type(target).__name__}, not a class")
     return target
 
 
