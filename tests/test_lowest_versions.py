@@ -44,7 +44,6 @@ SUBSET = [
     "tests/evaluation/test_harness.py",
     "tests/evaluation/test_eval_selection.py",
     "tests/samplers/test_sampler_basics.py",
-    "tests/samplers/test_sampler_state_load.py",
     "tests/test_cli_help.py",
     # these two need reasoning-gym (the server extra): `train --print-config` checks the config's datasets with it
     "--deselect", "tests/test_cli_help.py::test_train_print_config_runs_as_a_command",
