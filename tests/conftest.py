@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from openenv_prime.envs.launch import local_server
+from tests.support.processes import server_python
 
 OPENENV010_PYTHON_VAR = "OPENENV_PRIME_OPENENV010_PYTHON"
 
@@ -20,7 +21,7 @@ settings.load_profile("no-time-limits")
 @pytest.fixture(scope="session")
 def chain_sum_server():
     """Base URL (http://127.0.0.1:PORT) of a chain_sum server: 5 lockstep tiers, at most 64 sessions."""
-    with local_server("chain-sum", tiers=5, max_sessions=64) as url:
+    with local_server("chain-sum", tiers=5, max_sessions=64, python=server_python()) as url:
         yield url
 
 

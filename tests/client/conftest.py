@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from openenv_prime.envs.launch import local_server
+from tests.support.processes import server_python
 
 
 @pytest.fixture(scope="module", params=["openenv-0.4.1", "openenv-0.10.0"])
@@ -17,5 +18,5 @@ def any_server(request):
 @pytest.fixture(scope="module")
 def capped_server():
     """A chain_sum server that allows only 2 concurrent /ws sessions."""
-    with local_server("chain-sum", tiers=5, max_sessions=2) as url:
+    with local_server("chain-sum", tiers=5, max_sessions=2, python=server_python()) as url:
         yield url

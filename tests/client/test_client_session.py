@@ -24,6 +24,7 @@ from openenv_prime.client import (
 )
 from openenv_prime.envs.launch import local_server
 from openenv_prime.testing.scripted_openai import chain_sum_terms
+from tests.support.processes import server_python
 from tests.support.waiting import HANG_GUARD_S, until_async
 
 
@@ -192,7 +193,7 @@ def _child_pids() -> set[int]:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the server process through /proc")
 def test_server_killed_mid_episode():
     before = _child_pids()
-    with local_server("chain-sum", tiers=5, max_sessions=4) as url:
+    with local_server("chain-sum", tiers=5, max_sessions=4, python=server_python()) as url:
         (server_pid,) = _child_pids() - before
 
         async def main():

@@ -14,6 +14,14 @@ import httpx
 from tests.support.waiting import until
 
 REPO = Path(__file__).resolve().parents[2]
+# tests/test_lowest_versions.py runs the client from a venv of the lowest versions pyproject.toml allows, which has
+# no openenv: the chain_sum servers of the tests it runs come from the interpreter this variable names.
+SERVER_PYTHON_VAR = "OPENENV_PRIME_SERVER_PYTHON"
+
+
+def server_python() -> str | None:
+    """The interpreter that serves chain_sum in the tests: $OPENENV_PRIME_SERVER_PYTHON, else this one (None)."""
+    return os.environ.get(SERVER_PYTHON_VAR)
 
 
 def free_port() -> int:

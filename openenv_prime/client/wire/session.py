@@ -18,8 +18,12 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
-from websockets.proxy import get_proxy
 from websockets.uri import parse_uri
+
+try:
+    from websockets.proxy import get_proxy
+except ImportError:  # websockets 15.x keeps the same function in websockets.uri (moved to websockets.proxy in 16.0)
+    from websockets.uri import get_proxy
 
 from openenv_prime.client.wire.backoff import backoff
 from openenv_prime.client.wire.errors import (
