@@ -69,7 +69,8 @@ class OpenEnvReward:
             parts = replicas.exchange("scoring the generation batch (the environment's episodes and the reward "
                                       "function)", score_mine)
             scored = [item for part in parts for item in part]
-        self.env.streak.record(SimpleNamespace(stop=stop, error=error, finished=True) for *_, stop, error in scored)
+        self.env.streak.record(SimpleNamespace(stop=stop, error=error, alike=alike, finished=True)
+                               for *_, stop, error, alike in scored)
         with self.timers.time("rewards"):
             groups = self._groups(scored)
         for group in groups:
@@ -85,7 +86,8 @@ class OpenEnvReward:
 
     def _score(self, prompts: list, completions: list, completion_ids: list | None, draw: list[int],
                environments: list | None, kwargs: dict[str, Any]) -> list[tuple]:
-        """This process's completions played and scored: (draw, reward, cost, the episode's stop, its error) each."""
+        """This process's completions played and scored, each (draw, reward, cost) and what the run's error streak
+        reads of its episode (stop, error, alike)."""
         if environments is not None:
             episodes = self._tool_episodes(environments, completions)
         else:
@@ -102,10 +104,10 @@ class OpenEnvReward:
         else:
             rewards = [ep.reward for ep in episodes]
         costs = [float(len(ids)) for ids in completion_ids] if completion_ids is not None else [None] * len(draw)
-        return [(d, r, c, ep.stop, ep.error) for d, r, c, ep in zip(draw, rewards, costs, episodes)]
+        return [(d, r, c, ep.stop, ep.error, ep.alike) for d, r, c, ep in zip(draw, rewards, costs, episodes)]
 
     def _groups(self, scored: list[tuple]) -> list[list[tuple]]:
-        """The generation batch's (draw, reward, cost, stop, error) cut into groups; an error unless every group is
+        """The generation batch's scored completions cut into groups; an error unless every group is
         ``group_size`` completions of one draw."""
         g = self.group_size
         if len(scored) % g:
