@@ -81,7 +81,7 @@ def lowest_python() -> Path:
     python, stamp_file = VENV / "bin" / "python", VENV / ".stamp"
     if not (python.exists() and stamp_file.exists() and stamp_file.read_text() == stamp):
         shutil.rmtree(VENV, ignore_errors=True)
-        for argv in ([installer, "venv", "-q", "--python", sys.executable, str(VENV)],
+        for argv in ([installer, "venv", "-q", "--clear", "--python", sys.executable, str(VENV)],
                      [installer, "pip", "install", "-q", "--python", str(python), *INSTALL]):
             done = run(argv)
             assert done.returncode == 0, f"{' '.join(argv)} failed:\n{done.stdout}{done.stderr}"
