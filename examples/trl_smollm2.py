@@ -56,7 +56,7 @@ def run(seed: int, steps: int, out: Path, cache_dir: str | None = None, *, base_
     """Train; ``base_url``: on that server (``server``: its OpenEnvTRLConfig settings) instead of a reasoning-gym
     server started here; ``model_dir``: that transformers directory instead of SmolLM2; ``device``: cpu, or cuda
     (bf16; ``vllm``: vLLM colocated for generation); ``completions``: per step, all processes together (a multiple
-    of 8 x processes). Every process of a torchrun launch runs this; the main one writes the summary."""
+    of 8 and of the processes). Every process of a torchrun launch runs this; the main one writes the summary."""
     import torch
     import torch.distributed as dist
     from peft import LoraConfig
@@ -71,9 +71,9 @@ def run(seed: int, steps: int, out: Path, cache_dir: str | None = None, *, base_
     processes = int(os.environ.get("WORLD_SIZE", "1"))
     if processes > 1 and base_url is None:
         raise SystemExit("on several processes, start the server first and pass --base-url (see this file's docstring)")
-    if completions % (8 * processes):
-        raise SystemExit(f"{completions} completions per step are not 8 per task on each of {processes} processes; "
-                         f"pass --completions as a multiple of {8 * processes}")
+    if completions % 8 or completions % processes:
+        raise SystemExit(f"{completions} completions per step are not 8 per task, split evenly over {processes} "
+                         "processes (a group may span two); pass --completions as a multiple of 8 and of the processes")
     on_device = device_settings(device, vllm)
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // processes))
     set_seed(seed)
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--test-split", help="with --base-url: the held-out split (default: the server's test split)")
     parser.add_argument("--family-field", help="with --base-url: the task field naming families (default: auto)")
     parser.add_argument("--completions", type=int, default=32, help="completions per step, all processes together "
-                        "(8 per task; a multiple of 8 x processes)")
+                        "(8 per task; a multiple of 8 and of the processes)")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="cuda: one GPU per process, bf16")
     parser.add_argument("--vllm", action="store_true", help="with --device cuda: generate with vLLM, colocated")
     args = parser.parse_args(argv)

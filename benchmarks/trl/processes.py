@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--completions", type=int, default=32, help="per step, all processes together (8 per task; "
-                        "a multiple of 8 x every process count: 24 for 1, 2 and 3)")
+                        "a multiple of 8 and of every process count: 24 for 1, 2 and 3)")
     parser.add_argument("--out", type=Path, default=Path("runs/bench-trl-processes"))
     args = parser.parse_args(argv)
     sizes = ["--train-size", "40", "--heldout-size", "32"]
