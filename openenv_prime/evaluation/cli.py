@@ -151,8 +151,8 @@ examples:
   openenv-prime eval --split heldout --per-family 32 --families products/0 basic_arithmetic/0 --model M --model-base-url http://127.0.0.1:8080/v1
   # a TRL run's checkpoint in this process, no model server (its newest checkpoint-N; a PEFT adapter with its base)
   openenv-prime eval --serve-chain-sum --model-path trl-out --system-prompt "Reply with only the final number." --max-tokens 16
-  # an MLX trainer's run, with the eval settings of the run's own evals
-  openenv-prime eval --serve-chain-sum --mlx runs/mlx-default
+  # an MLX trainer's run, with the eval settings and the environment server of the run's own evals
+  openenv-prime eval --mlx runs/mlx-default
 
 Every flag, with the settings the trainers share: docs/verifiers.md (its `openenv-prime eval` section) and
 docs/openenv.md, in the openenv-prime repository.
@@ -198,7 +198,9 @@ def _register_eval(subparsers: argparse._SubParsersAction) -> None:
                        help="an `openenv-prime train` run (its newest checkpoint) or one of its checkpoints "
                        "(RUN/checkpoints/step_N), no model server; the eval settings of the run's own evals (test "
                        "split, system prompt, prompt settings, episode rules, tasks per family, reply length) stand "
-                       "wherever a flag is left at its default (needs the mlx extra)")
+                       "wherever a flag is left at its default, and so does its environment server (its base_url, or "
+                       "its embedded server, started for the eval) unless --base-url or --serve-chain-sum names one "
+                       "(needs the mlx extra)")
     p.add_argument("--api-key", default=None, help="bearer token (default: $OPENAI_API_KEY, or none)")
     p.add_argument("--max-tokens", type=int, default=256, help="max new tokens per reply (default: %(default)s)")
     tasks = p.add_argument_group("tasks")
@@ -300,7 +302,7 @@ def _register_eval(subparsers: argparse._SubParsersAction) -> None:
     kept.add_argument("--env-dataset", default=None, metavar="REPO",
                       help="the Hub repo id of the environment's own dataset (the one with an environment.yaml), named "
                       "in the dataset card")
-    settings = [name for name in EvalConfig.model_fields if name != "base_url"] + ["max_tokens"]
+    settings = [*EvalConfig.model_fields, "max_tokens"]
     p.set_defaults(func=_main, flag_defaults={name: p.get_default(name) for name in settings})
 
 
@@ -483,6 +485,8 @@ def _main(args: argparse.Namespace) -> int:
             from openenv_prime.envs.launch import local_server
 
             server = local_server("chain-sum", tiers=args.tiers, max_sessions=max(64, args.max_concurrency))
+        elif run is not None and not _flag_given(args, "base_url"):
+            server = run.server()  # the run's own: its base_url, or its embedded server started for the eval
         else:
             server = nullcontext(args.base_url)
         with server as base_url:

@@ -5,11 +5,13 @@ model is built as the run built it (its ``config.toml``: the base model, its qua
 checkpoint's adapters, and it answers as the run's in-training evals do (:class:`~.rollouts.policy.TrainerPolicy`):
 the prompts rendered by the tokenizer's chat template, the batch generated at once, greedily. The eval settings the
 run's evals used (the test split, the system prompt, prompt settings, episode rules, tasks per family, reply
-length) come with it, so the same checkpoint gets the same eval.
+length) come with it, and so does its environment server (an embedded one is started as the run started it), so the
+same checkpoint gets the same eval.
 """
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,13 @@ class SavedRun:
         return EvalConfig.of_training(env, max_sessions=env.max_sessions, base_url=base_url, split=env.test_split,
                                       per_family=ev.tasks_per_family, seed=self.config.seed,
                                       system_prompt=self.config.grpo.system_prompt)
+
+    def server(self) -> AbstractContextManager[str]:
+        """The run's environment server: its ``base_url``, or its embedded server started for the eval and stopped
+        after it (as the run started it: ``environment.embedded`` with its datasets, tiers and split sizes)."""
+        from openenv_prime.mlx_trainer.training.setup import environment_url
+
+        return environment_url(self.config.environment)
 
     @property
     def max_new_tokens(self) -> int:

@@ -44,13 +44,14 @@ def test_a_saved_run_evaluated_here_answers_as_its_last_eval(trained, tmp_path, 
     url, run = trained
     target = run if which == "run" else run / "checkpoints" / f"step_{STEPS:06d}"
     report = tmp_path / "eval.json"
-    code = main(["eval", "--base-url", url, "--mlx", str(target), "--out", str(report)])
+    where = [] if which == "run" else ["--base-url", url]  # without it, the run's own server (its base_url)
+    code = main(["eval", *where, "--mlx", str(target), "--out", str(report)])
     assert code == 0, capsys.readouterr().err
     document = json.loads(report.read_text())
     assert document["model"]["checkpoint"] == f"step_{STEPS:06d}" and document["model"]["max_tokens"] == 3
     # the run's eval settings, not the flags' defaults: its family field, tasks per family, test split
     assert document["config"]["family_field"] == "level" and document["config"]["per_family"] == 6
-    assert document["split"] == "test"
+    assert document["split"] == "test" and document["config"]["base_url"] == url
     here = episodes_by_task(read_episodes(tmp_path / "eval.episodes.jsonl"))
     logged = read_episodes(run / "episodes.jsonl")
     last, first = episodes_by_task(logged, STEPS), episodes_by_task(logged, 0)
