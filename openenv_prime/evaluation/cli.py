@@ -133,7 +133,9 @@ Eval logs and what they hold: docs/evaluation.md in the openenv-prime repository
 # Real invocations (tests/test_cli_help.py parses every `openenv-prime ...` line); M is the model's name.
 EVAL_EXAMPLES = """\
 Two servers take part: the OpenEnv environment server (--base-url, which `openenv-prime serve` starts) and
-the model's OpenAI-compatible endpoint (--model-base-url: vLLM, mlx_lm.server, a TRL vLLM server, OpenAI).
+the model's OpenAI-compatible endpoint (--model-base-url: vLLM, mlx_lm.server, a TRL vLLM server, OpenAI), or
+none for the model: a checkpoint evaluated in this process (--model-path for transformers/TRL, --mlx for the MLX
+trainer's runs).
 
 examples:
   # a served environment, and a model behind an OpenAI-compatible endpoint (here vLLM on port 8080)
@@ -147,6 +149,10 @@ examples:
   # a held-out split: questions no train task asks, 32 per family, two families only
   openenv-prime serve reasoning-gym --datasets products,basic_arithmetic --tiers 1 --heldout-size 32 --port 8000 &
   openenv-prime eval --split heldout --per-family 32 --families products/0 basic_arithmetic/0 --model M --model-base-url http://127.0.0.1:8080/v1
+  # a TRL run's checkpoint in this process, no model server (its newest checkpoint-N; a PEFT adapter with its base)
+  openenv-prime eval --serve-chain-sum --model-path trl-out --system-prompt "Reply with only the final number." --max-tokens 16
+  # an MLX trainer's run, with the eval settings and the environment server of the run's own evals
+  openenv-prime eval --mlx runs/mlx-default
 
 Every flag, with the settings the trainers share: docs/verifiers.md (its `openenv-prime eval` section) and
 docs/openenv.md, in the openenv-prime repository.
@@ -156,9 +162,11 @@ docs/openenv.md, in the openenv-prime repository.
 def _register_eval(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "eval",
-        help="accuracy per task family of an OpenAI-compatible model on an OpenEnv split",
+        help="accuracy per task family of a model (an OpenAI-compatible endpoint, or a local checkpoint) on an "
+        "OpenEnv split",
         description="Draws --per-family tasks of every family from the split (deterministically from --seed), "
-        "plays them over the environment server's /ws episodes with greedy replies from the model endpoint, prints a "
+        "plays them over the environment server's /ws episodes with greedy replies from the model (its endpoint, or a "
+        "checkpoint loaded in this process), prints a "
         "per-family accuracy table and writes a JSON report (results, config, package versions, seed). "
         "Tasks come from the server's Task API, or from a task list (--tasks FILE.jsonl) for a server without one.",
         epilog=EVAL_EXAMPLES,
@@ -173,10 +181,26 @@ def _register_eval(subparsers: argparse._SubParsersAction) -> None:
                        "in place of --base-url")
     p.add_argument("--tiers", type=int, default=5, help="tiers of the embedded chain_sum server (default: %(default)s)")
     p.add_argument("--env-name", default=None, help="environment name (default: the only one the server lists)")
-    p.add_argument("--model", required=True, help="model name sent to the endpoint")
-    p.add_argument("--model-base-url", required=True,
-                   help="the model's OpenAI-compatible endpoint (vLLM, mlx_lm.server, ...), e.g. "
-                   "http://127.0.0.1:8080/v1; the environment server is --base-url")
+    p.add_argument("--model", default=None,
+                   help="model name sent to the endpoint (needed with --model-base-url; else the report's name for "
+                   "the model, default: the path)")
+    model = p.add_argument_group("the model: an endpoint, or a checkpoint evaluated in this process (one of)")
+    which = model.add_mutually_exclusive_group(required=True)
+    which.add_argument("--model-base-url", default=None,
+                       help="the model's OpenAI-compatible endpoint (vLLM, mlx_lm.server, ...), e.g. "
+                       "http://127.0.0.1:8080/v1; the environment server is --base-url")
+    which.add_argument("--model-path", default=None, metavar="DIR",
+                       help="a transformers checkpoint, no model server: a model directory, a TRL checkpoint (with a "
+                       "PEFT adapter, the base model adapter_config.json names is loaded first, offline) or a TRL "
+                       "output_dir (its newest checkpoint-N); prompts rendered with its tokenizer's chat template as "
+                       "GRPOTrainer renders them; pass the run's --system-prompt and --max-tokens (needs the trl extra)")
+    which.add_argument("--mlx", default=None, metavar="RUN",
+                       help="an `openenv-prime train` run (its newest checkpoint) or one of its checkpoints "
+                       "(RUN/checkpoints/step_N), no model server; the eval settings of the run's own evals (test "
+                       "split, system prompt, prompt settings, episode rules, tasks per family, reply length) stand "
+                       "wherever a flag is left at its default, and so does its environment server (its base_url, or "
+                       "its embedded server, started for the eval) unless --base-url or --serve-chain-sum names one "
+                       "(needs the mlx extra)")
     p.add_argument("--api-key", default=None, help="bearer token (default: $OPENAI_API_KEY, or none)")
     p.add_argument("--max-tokens", type=int, default=256, help="max new tokens per reply (default: %(default)s)")
     tasks = p.add_argument_group("tasks")
@@ -278,14 +302,24 @@ def _register_eval(subparsers: argparse._SubParsersAction) -> None:
     kept.add_argument("--env-dataset", default=None, metavar="REPO",
                       help="the Hub repo id of the environment's own dataset (the one with an environment.yaml), named "
                       "in the dataset card")
-    p.set_defaults(func=_main)
+    settings = [*EvalConfig.model_fields, "max_tokens"]
+    p.set_defaults(func=_main, flag_defaults={name: p.get_default(name) for name in settings})
 
 
-def config_kwargs(args: argparse.Namespace, base_url: str) -> dict:
-    """The EvalConfig fields the flags set (every field has one, `EvalConfig.spelling(field)`)."""
+def config_kwargs(args: argparse.Namespace, base_url: str, run=None) -> dict:
+    """The EvalConfig fields the flags set (every field has one, `EvalConfig.spelling(field)`); with ``run`` (an MLX
+    trainer's run, --mlx), the settings of its own evals wherever a flag is left at its default."""
     fields = {name: getattr(args, name) for name in EvalConfig.model_fields if name != "base_url"}
     fields["system_prompt"] = args.system_prompt or None
+    if run is not None:
+        saved = run.eval_config(base_url).model_dump()
+        fields = {name: value if _flag_given(args, name) else saved[name] for name, value in fields.items()}
     return {"base_url": base_url, **fields}
+
+
+def _flag_given(args: argparse.Namespace, name: str) -> bool:
+    """Whether the flag of setting ``name`` was set to something other than its default."""
+    return getattr(args, name) != args.flag_defaults[name]
 
 
 def describe_validation_error(exc) -> str:
@@ -366,6 +400,44 @@ def _keep(args: argparse.Namespace, result, document: dict, environment: dict) -
     return lines
 
 
+def _saved_model(args: argparse.Namespace):
+    """The checkpoint --model-path or --mlx names (None for an endpoint), found before anything loads: the TRL
+    integration's and the MLX trainer's own loaders, imported only here (their frameworks live there)."""
+    if args.model_path:
+        from openenv_prime.trl.checkpoint_policy import find_checkpoint
+
+        return find_checkpoint(args.model_path)
+    if args.mlx:
+        from openenv_prime.mlx_trainer.run_policy import find_run
+
+        return find_run(args.mlx)
+    return None
+
+
+def _policy(args: argparse.Namespace, saved) -> tuple:
+    """The policy the flags name and the report's account of the model: an endpoint's, or a checkpoint loaded here
+    (greedy, on this thread: `run_eval` calls a plain function there)."""
+    if saved is None:
+        from openenv_prime.evaluation import OpenAIPolicy
+
+        policy = OpenAIPolicy(args.model_base_url, args.model, args.api_key, max_tokens=args.max_tokens,
+                              max_concurrency=args.model_concurrency or args.max_concurrency)
+        return policy, {"name": args.model, "base_url": policy.url, "max_tokens": args.max_tokens,
+                        "temperature": policy.temperature}
+    if args.model_path:
+        from openenv_prime.trl.checkpoint_policy import load_checkpoint_policy
+
+        tokens = args.max_tokens
+        policy = load_checkpoint_policy(saved, max_new_tokens=tokens, batch_size=args.max_concurrency)
+    else:
+        from openenv_prime.mlx_trainer.run_policy import load_run_policy
+
+        tokens = args.max_tokens if _flag_given(args, "max_tokens") else saved.max_new_tokens
+        policy = load_run_policy(saved, tokens)
+    name = args.model or str(args.model_path or args.mlx)
+    return policy, {"name": name, **saved.about(), "max_tokens": tokens, "temperature": 0.0}
+
+
 def _main(args: argparse.Namespace) -> int:
     import os
     import tempfile
@@ -376,7 +448,7 @@ def _main(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from openenv_prime.client.wire.errors import OpenEnvError
-    from openenv_prime.evaluation import ModelEndpointError, OpenAIPolicy, run_eval
+    from openenv_prime.evaluation import ModelEndpointError, run_eval
     from openenv_prime.evaluation.report import check_writable, family_table, report_dict, run_warnings, write_json
 
     err = Console(stderr=True)
@@ -385,9 +457,16 @@ def _main(args: argparse.Namespace) -> int:
         err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
         return code
 
+    if args.model_base_url and not args.model:
+        return fail("--model-base-url needs --model, the model's name at that endpoint", 2)
+    try:
+        saved = _saved_model(args)
+    except (ImportError, OSError, ValueError) as exc:
+        return fail(str(exc), 2)
+    run = saved if args.mlx else None
     try:
         check_writable(args.out)
-        EvalConfig(**config_kwargs(args, args.base_url))  # bad settings fail before a server starts
+        EvalConfig(**config_kwargs(args, args.base_url, run))  # bad settings fail before a server starts
     except ValueError as exc:
         if isinstance(exc, ValidationError):
             return fail(f"bad eval setting: {describe_validation_error(exc)}", 2)
@@ -395,23 +474,28 @@ def _main(args: argparse.Namespace) -> int:
     problem = _check_kept(args)
     if problem:
         return fail(problem, 2)
+    for note in saved.notes if saved is not None else []:
+        err.print(escape(note), highlight=False)
     try:
-        policy = OpenAIPolicy(args.model_base_url, args.model, args.api_key, max_tokens=args.max_tokens,
-                              max_concurrency=args.model_concurrency or args.max_concurrency)
+        policy, model = _policy(args, saved)
+    except (ImportError, OSError, ValueError) as exc:
+        return fail(str(exc), 2)
+    try:
         if args.serve_chain_sum:
             from openenv_prime.envs.launch import local_server
 
             server = local_server("chain-sum", tiers=args.tiers, max_sessions=max(64, args.max_concurrency))
+        elif run is not None and not _flag_given(args, "base_url"):
+            server = run.server()  # the run's own: its base_url, or its embedded server started for the eval
         else:
             server = nullcontext(args.base_url)
         with server as base_url:
-            result = run_eval(EvalConfig(**config_kwargs(args, base_url)), policy)
+            result = run_eval(EvalConfig(**config_kwargs(args, base_url, run)), policy)
             environment = _server_about(args, base_url)
     except (OpenEnvError, ModelEndpointError, ValueError, KeyError, OSError, RuntimeError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)  # KeyError's str() adds quotes
         return fail(str(message))
-    document = report_dict(result, model={"name": args.model, "base_url": policy.url, "max_tokens": args.max_tokens,
-                                          "temperature": policy.temperature})
+    document = report_dict(result, model=model)
     if args.serve_chain_sum:
         document["server"] = {"embedded": "chain-sum", "tiers": args.tiers}
     console = Console()

@@ -23,17 +23,16 @@ model calls and the gather run on the calling thread, the trainer's, where its d
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import sys
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterable, Protocol, Sequence
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from openenv_prime.client.server_settings import Spelling
 from openenv_prime.evaluation.calling_thread import CallingThread
 from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.episodes import DEFAULT_EPISODES_PER_FAMILY, episode_rows, write_episodes
-from openenv_prime.evaluation.policy import Policy
+from openenv_prime.evaluation.policy import Policy, as_policy
 from openenv_prime.evaluation.result import EvalResult, combine
 from openenv_prime.evaluation.runner import run_eval_async
 from openenv_prime.evaluation.schedule import EvalSchedule
@@ -53,33 +52,6 @@ class Shards(Protocol):
     count: int
 
     def gather(self, items: list) -> list: ...
-
-
-class _CallablePolicy:
-    """A plain function ``prompts -> replies`` (sync or async) as a :class:`Policy`. A sync one is handed to ``run``:
-    the calling thread's (:class:`CallingThread`), or a worker thread (``asyncio.to_thread``), so the eval's sockets
-    stay served while it generates."""
-
-    def __init__(self, fn: Callable[[list[list[dict]]], Any], run: Callable[..., Awaitable] = asyncio.to_thread):
-        self.fn = fn
-        self.run = run
-
-    async def complete(self, prompts: list[list[dict]]) -> list[str]:
-        if inspect.iscoroutinefunction(self.fn):
-            return await self.fn(prompts)
-        return await self.run(self.fn, prompts)
-
-
-def as_policy(policy: Policy | Callable[[list[list[dict]]], Any], *,
-              run: Callable[..., Awaitable] = asyncio.to_thread) -> Policy:
-    """``policy`` if it has an async ``complete(prompts)``, else a function of the prompts wrapped as one, whose
-    calls go through ``run`` (default: a worker thread)."""
-    if isinstance(policy, Policy):
-        return policy
-    if callable(policy):
-        return _CallablePolicy(policy, run)
-    raise TypeError(f"policy must have an async complete(prompts) method or be a function of the prompts, "
-                    f"got {type(policy).__name__}")
 
 
 def sampler_counters(sampler: Any) -> dict[str, float]:

@@ -7,8 +7,9 @@ can generate the whole batch at once and an HTTP policy can send the requests co
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Awaitable, Callable, Protocol, runtime_checkable
 
 import httpx
 
@@ -43,6 +44,33 @@ class Policy(Protocol):
     """
 
     async def complete(self, prompts: list[list[dict]]) -> list[str]: ...
+
+
+class _CallablePolicy:
+    """A plain function ``prompts -> replies`` (sync or async) as a :class:`Policy`. A sync one is handed to ``run``:
+    the calling thread's (:class:`CallingThread`), or a worker thread (``asyncio.to_thread``), so the eval's sockets
+    stay served while it generates."""
+
+    def __init__(self, fn: Callable[[list[list[dict]]], Any], run: Callable[..., Awaitable] = asyncio.to_thread):
+        self.fn = fn
+        self.run = run
+
+    async def complete(self, prompts: list[list[dict]]) -> list[str]:
+        if inspect.iscoroutinefunction(self.fn):
+            return await self.fn(prompts)
+        return await self.run(self.fn, prompts)
+
+
+def as_policy(policy: Policy | Callable[[list[list[dict]]], Any], *,
+              run: Callable[..., Awaitable] = asyncio.to_thread) -> Policy:
+    """``policy`` if it has an async ``complete(prompts)``, else a function of the prompts wrapped as one, whose
+    calls go through ``run`` (default: a worker thread)."""
+    if isinstance(policy, Policy):
+        return policy
+    if callable(policy):
+        return _CallablePolicy(policy, run)
+    raise TypeError(f"policy must have an async complete(prompts) method or be a function of the prompts, "
+                    f"got {type(policy).__name__}")
 
 
 _BUSY = {429, 502, 503, 504}

@@ -17,25 +17,34 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any, Callable
 
 from openenv_prime.client.engine.episode import Episode, play_in_waves
 from openenv_prime.client.engine.failures import EnvironmentFailing, ErrorStreak, never_ending
 from openenv_prime.client.server_settings import Spelling
 from openenv_prime.client.setup import EnvironmentSetup, Prepared
 from openenv_prime.client.wire.session_pool import SessionPool
+from openenv_prime.evaluation.calling_thread import CallingThread
 from openenv_prime.evaluation.config import EvalConfig
-from openenv_prime.evaluation.policy import Policy, reply_tokens
+from openenv_prime.evaluation.policy import Policy, as_policy, reply_tokens
 from openenv_prime.evaluation.result import EvalResult, TaskResult, scored_result
 from openenv_prime.evaluation.selection import choose_tasks, family_sort_key
 from openenv_prime.samplers.task import Task
 
 
-def run_eval(config: EvalConfig, policy: Policy, *, spelling: Spelling | None = None) -> EvalResult:
-    """Runs the eval to completion (blocking). Inside a running event loop, ``await run_eval_async`` instead."""
+def run_eval(config: EvalConfig, policy: Policy | Callable[[list[list[dict]]], Any], *,
+             spelling: Spelling | None = None) -> EvalResult:
+    """Runs the eval to completion (blocking). ``policy`` is a :class:`Policy`, or a plain function ``prompts ->
+    replies`` (an in-process model), which runs on this thread while the eval's sockets run on a thread of their own
+    (:mod:`.calling_thread`), as in :meth:`EvalHarness.maybe_run`. Inside a running event loop, ``await
+    run_eval_async`` instead."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(run_eval_async(config, policy, spelling=spelling))
+        if isinstance(policy, Policy):
+            return asyncio.run(run_eval_async(config, policy, spelling=spelling))
+        here = CallingThread()
+        return here.run(run_eval_async(config, as_policy(policy, run=here.call), spelling=spelling))
     raise RuntimeError("run_eval() was called inside a running event loop; use `await run_eval_async(config, policy)`")
 
 

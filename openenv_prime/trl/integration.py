@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from openenv_prime.client.setup import EnvironmentSetup
 from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.episodes import DEFAULT_EPISODES_PER_FAMILY, EPISODES_FILE
 from openenv_prime.evaluation.harness import EvalHarness, OnResult
@@ -47,6 +48,11 @@ class OpenEnvTRL:
         self.timers = Timers()
         self.env = TaskEnvironment(self.config)
         try:
+            self._check_test_split()
+        except Exception:
+            self.env.close()
+            raise
+        try:
             self.sampler = make_sampler(self.config.sampler, self.env.tasks, **self.config.sampler_kwargs,
                                         defaults={"group_size": self.config.group_size, "seed": self.config.seed})
         except (TypeError, ValueError) as err:
@@ -55,7 +61,22 @@ class OpenEnvTRL:
         self.rows: SamplerRows | None = None
         self.reward = OpenEnvReward(self.env, None, self.config.group_size, timers=self.timers, score=score)
 
+    def _check_test_split(self) -> None:
+        """A ``test_split`` the server does not list is refused now, naming the splits it has, not at the first eval
+        after the model has loaded (None, the test split by rule, is chosen when the evals are attached)."""
+        if self.config.test_split is not None:
+            with EnvironmentSetup.of(self.config) as setup:
+                setup.choose_split(self.config.test_split, setting=TRL_EVAL_SPELLING("split"))
+
     # ---- the pieces ---------------------------------------------------------------------------------
+    def example_prompts(self, count: int = 1) -> list[list[dict[str, str]]]:
+        """The prompts of the first ``count`` train tasks as a row holds them (the chat: the system prompt, then the
+        first observation), to read what the model will be asked before training; each task is reset on the server,
+        and the sampler draws nothing. Render one as the model sees it with ``tokenizer.apply_chat_template(prompt,
+        tokenize=False, add_generation_prompt=True)``."""
+        tasks = self.env.tasks[:count]
+        return [self.env.tool_prompt() for _ in tasks] if self.tool_mode else self.env.prompts(tasks)
+
     def dataset(self, args: Any):
         """The ``train_dataset``: rows drawn from the sampler one generation batch at a time, the whole batch of all
         processes on every process (checks ``args``)."""

@@ -62,9 +62,14 @@ def test_the_field_is_the_users_then_the_servers_then_family_then_tier_then_none
 
 def test_notes_say_where_the_families_came_from_and_nothing_when_the_user_set_them():
     assert FamilyField("tier", "set").note("--family-field") is None
-    assert "declared by the server in /splits" in FamilyField("family", "declared").note()
-    assert "the specs have it; --family-field names another" in FamilyField("tier", "found").note("--family-field")
-    assert "every task in 'all'" in FamilyField(None, "none").note()
+    assert FamilyField("family", "declared").note() == (
+        "families: the tasks are grouped by their 'family' field, which the server names for this split (in /splits), "
+        "for per-family accuracy and the curriculum; to group them by another task field, set family_field")
+    assert FamilyField("tier", "found").note("--family-field") == (
+        "families: the tasks are grouped by their 'tier' field, for per-family accuracy and the curriculum; to group "
+        "them by another task field, set --family-field")
+    assert "one group, 'all'" in FamilyField(None, "none").note()
+    assert "one group, 'all'" in FamilyField(None, "declared").note()
 
 
 def _source(lines: list[str]) -> TaskListSource:

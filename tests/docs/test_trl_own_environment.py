@@ -1,6 +1,7 @@
-"""docs/trl.md's "Your own environment" runs as written: its environment module and task-list script are written out
-and run, its `openenv-prime serve` line serves them, and its train.py trains, evaluates and saves, with the model it
-loads set through its own MODEL variable to a tiny random Llama (tests/trl_integration/tiny.py). The only other change
+"""docs/trl.md's "Your own environment" runs as written, offline: its environment module and task-list script are
+written out and run, its `openenv-prime serve` line serves them, its train.py trains, evaluates and saves, with the
+model it loads set through its own MODEL variable to a tiny random Llama (tests/trl_integration/tiny.py), and its
+`openenv-prime eval --model-path` line evaluates the saved model as the last in-training eval did. The only other change
 is the port: the doc's 8000 becomes a free one. The variant without a Task API puts the doc's changed statement into
 train.py and runs it against the same environment served by openenv's own `create_app`; the tool-mode script runs
 shortened to 2 steps (the keywords changed are named below, and each must be in the script)."""
@@ -58,9 +59,15 @@ def doc_files() -> dict[str, str]:
 
 
 def shell_lines() -> list[str]:
-    """The commands of the section's bash block (comments and a trailing `&` dropped)."""
-    (block,) = [b for b in section_blocks() if b.lang == "bash"]
-    return [line.split("#")[0].strip().removesuffix("&").strip() for line in block.code.splitlines() if line.strip()]
+    """The commands of the section's bash blocks, in order (comments and a trailing `&` dropped)."""
+    code = "\n".join(b.code for b in section_blocks() if b.lang == "bash")
+    return [line.split("#")[0].strip().removesuffix("&").strip() for line in code.splitlines() if line.strip()]
+
+
+def doc_command(program: str, url: str) -> list[str]:
+    """The section's one ``openenv-prime PROGRAM`` line as argv for this interpreter, its server ``url``."""
+    (line,) = [line for line in shell_lines() if line.startswith(f"openenv-prime {program} ")]
+    return [sys.executable, "-m", "openenv_prime", *shlex.split(line.replace(DOC_URL, url))[1:]]
 
 
 def statement(code: str, name: str) -> tuple[int, int]:
@@ -137,7 +144,7 @@ def tiny_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def own_server(workdir):
     """Step 3: the doc's `openenv-prime serve` line, run in the folder, on a free port."""
-    (line,) = [line for line in shell_lines() if line.startswith("openenv-prime serve")]
+    (line,) = [line for line in shell_lines() if line.startswith("openenv-prime serve ")]
     argv = shlex.split(line)
     assert argv[argv.index("--port") + 1] == DOC_URL.rsplit(":", 1)[1]
     port = free_port()
@@ -211,8 +218,25 @@ def test_the_task_list_has_train_and_test_tasks_that_never_share_a_question(task
 def test_the_own_environment_script_trains_evaluates_and_saves(workdir, tasks, own_server, tiny_dir, tmp_path):
     code = doc_files()["train.py"]
     assert code.count(DOC_URL) == 1
-    run_script(code.replace(DOC_URL, own_server), tmp_path, workdir, tiny_dir)
+    done = run_script(code.replace(DOC_URL, own_server), tmp_path, workdir, tiny_dir)
     check_run(tmp_path / "runs" / "my-env", code, tasks)
+    # before training it printed a row's prompt as the model sees it: the system prompt, then a train question
+    assert "Reply with only the final number." in done.stdout and "What is " in done.stdout
+
+    # step 5: the doc's eval of the saved model, in this process, asks and answers as the last in-training eval did
+    evaluated = subprocess.run(doc_command("eval", own_server), cwd=tmp_path, env=environ(), capture_output=True,
+                               text=True, timeout=RUN_GUARD_S)
+    assert evaluated.returncode == 0, evaluated.stderr[-3000:]
+    out = tmp_path / "runs" / "my-env"
+    report = json.loads((out / "final-eval.json").read_text())
+    last = json.loads((out / "evals.jsonl").read_text().splitlines()[-1])
+    assert report["split"] == "test" and {f["family"]: f["accuracy"] for f in report["families"]} == last["accuracy"]
+    here = {r["index"]: r for r in map(json.loads, (out / "final-eval.episodes.jsonl").read_text().splitlines())}
+    kept = [r for r in map(json.loads, (out / "episodes.jsonl").read_text().splitlines()) if r["step"] == last["step"]]
+    assert kept and all(here[r["index"]]["messages"] == r["messages"] for r in kept)
+    shown = subprocess.run(doc_command("show", own_server), cwd=tmp_path, env=environ(), capture_output=True,
+                           text=True, timeout=RUN_GUARD_S)
+    assert shown.returncode == 0 and "What is " in shown.stdout, shown.stderr[-2000:]
 
 
 def test_the_script_trains_on_a_server_without_a_task_api_from_the_task_list(workdir, tasks, plain_server, tiny_dir,

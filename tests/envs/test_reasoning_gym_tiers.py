@@ -254,4 +254,4 @@ def test_eval_reports_nine_families_the_server_declares_without_a_flag(server, t
     accuracy = {f["family"]: f["accuracy"] for f in report["families"]}
     assert accuracy == {f"{d}/{t}": (0.0 if d == "basic_arithmetic" else 1.0) for d in DATASETS for t in range(3)}
     assert report["env_name"] == "reasoning_gym" and len(report["results"]) == 18
-    assert report["family_field"] == "family" and "spec field 'family' (declared by the server in /splits)" in run.stderr
+    assert report["family_field"] == "family" and "grouped by their 'family' field, which the server names" in run.stderr

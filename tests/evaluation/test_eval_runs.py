@@ -259,3 +259,19 @@ def test_shards_of_an_eval_combine_into_the_eval_one_process_plays(chain_sum_ser
     assert joined.elapsed_s == max(p.elapsed_s for p in parts)
     with pytest.raises(ValueError, match=r"shard \(2, 2\)"):
         asyncio.run(run_eval_async(config, _InProcessPolicy(lambda tier, total: ""), shard=(2, 2)))
+
+
+def test_a_plain_function_policy_runs_on_the_calling_thread(chain_sum_server):
+    """An in-process model is a function of the prompts (`openenv-prime eval --model-path`): run_eval calls it on the
+    thread that asked for the eval, where its device is set, while the eval's sockets run elsewhere."""
+    import threading
+
+    rule, here, seen = chain_sum_rule(correct_tiers=CORRECT_TIERS), threading.current_thread(), []
+
+    def policy(prompts):
+        seen.append(threading.current_thread())
+        return [rule({"messages": messages}) for messages in prompts]
+
+    result = run_eval(EvalConfig(base_url=chain_sum_server, per_family=2, seed=3), policy)
+    assert result.accuracy_by_family() == {str(t): float(t in CORRECT_TIERS) for t in range(5)}
+    assert seen and all(thread is here for thread in seen)

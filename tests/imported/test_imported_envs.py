@@ -117,7 +117,7 @@ def test_trainer_runs_two_steps_and_evaluates_the_test_split(imported, tmp_path,
     assert all(s["family_reward"].keys() == {"all"} for s in steps)
     assert [e["step"] for e in evals] == [0, 2] and all(e["n"] == {"all": 2} for e in evals)
     errors = capfd.readouterr().err
-    assert "families: none" in errors  # the trainer says the tasks have no family field
+    assert "families: one group" in errors  # the trainer says the tasks have no family field
     assert ("eval: split 'eval'" in errors) == (name == "vf_sums_env")
 
 

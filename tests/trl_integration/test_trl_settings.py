@@ -110,3 +110,17 @@ def test_tool_mode_with_more_rollouts_per_process_than_sessions_is_refused_namin
         assert made.rows is None
     finally:
         made.close()
+
+
+def test_a_test_split_the_server_does_not_list_is_refused_when_built_naming_the_splits(chain_sum_server):
+    with pytest.raises(ValueError, match=r"has no split 'tset'; set test_split to one of \['train', 'test'\]"):
+        OpenEnvTRL(OpenEnvTRLConfig(base_url=chain_sum_server, group_size=4, test_split="tset"))
+    made = OpenEnvTRL(OpenEnvTRLConfig(base_url=chain_sum_server, group_size=4, test_split="test"))
+    made.close()
+
+
+def test_example_prompts_show_a_rows_chat_and_draw_nothing(openenv):
+    before = openenv.sampler.state_dict()
+    (prompt,) = openenv.example_prompts()
+    assert prompt[-1]["role"] == "user" and "=" in prompt[-1]["content"]  # a chain_sum question, reset on the server
+    assert openenv.sampler.state_dict() == before

@@ -77,14 +77,18 @@ class FamilyField:
         """One line for the output saying where the families came from; None when the user set the field."""
         if self.origin == "set":
             return None
+        other = f"to group them by another task field, set {setting}"
         if self.origin == "declared":
             if self.name is None:
-                return f"families: none, every task in {NO_FAMILY!r} (the server declares no family field)"
-            return f"families: spec field {self.name!r} (declared by the server in /splits)"
+                return (f"families: one group, {NO_FAMILY!r}: the server says its tasks have no field that groups "
+                        f"them; to group them, set {setting} to a task field")
+            return (f"families: the tasks are grouped by their {self.name!r} field, which the server names for this "
+                    f"split (in /splits), for per-family accuracy and the curriculum; {other}")
         if self.origin == "found":
-            return f"families: spec field {self.name!r} (the specs have it; {setting} names another)"
-        return (f"families: none, every task in {NO_FAMILY!r} (the server declares no family field and the specs have "
-                f"no 'family' or 'tier'; {setting} names one)")
+            return (f"families: the tasks are grouped by their {self.name!r} field, for per-family accuracy and the "
+                    f"curriculum; {other}")
+        return (f"families: one group, {NO_FAMILY!r}: the server names no field that groups the tasks and they have "
+                f"no 'family' or 'tier' field; to group them, set {setting} to a task field")
 
 
 def choose_family_field(
