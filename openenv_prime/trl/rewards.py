@@ -61,11 +61,17 @@ class OpenEnvReward:
         if draw is None:
             raise ValueError("the rows have no 'draw' column: pass this OpenEnvTRL's dataset as train_dataset")
         replicas = self.rows.replicas
+        try:  # this process's part, played before the exchange so that its timers stay apart from the gather's
+            mine, failure = self._score(prompts, completions, completion_ids, draw, environments, kwargs), None
+        except Exception as err:  # told to every process by the exchange
+            mine, failure = [], err
 
         def score_mine() -> list[tuple]:
-            return self._score(prompts, completions, completion_ids, draw, environments, kwargs)
+            if failure is not None:
+                raise failure
+            return mine
 
-        with self.timers.time("rewards"):  # every process's (draw, reward, cost, stop, error): the whole batch
+        with self.timers.time("rewards"):  # every process's scored completions: the whole generation batch
             parts = replicas.exchange("scoring the generation batch (the environment's episodes and the reward "
                                       "function)", score_mine)
             scored = [item for part in parts for item in part]
