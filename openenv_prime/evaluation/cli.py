@@ -454,7 +454,7 @@ def _main(args: argparse.Namespace) -> int:
     err = Console(stderr=True)
 
     def fail(message: str, code: int = 1) -> int:
-        err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
+        err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)  # one line: greppable
         return code
 
     if args.model_base_url and not args.model:
