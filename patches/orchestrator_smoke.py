@@ -262,6 +262,9 @@ async def run(args) -> tuple[dict, list[str]]:
         "lost_groups_at_end": adapter.metrics()["adapter/lost_groups"],
         f"draw_share_steps_1_{saved_steps[0]}": shares(first),
         f"draw_share_steps_{saved_steps[-2] + 1 if len(saved_steps) > 1 else 1}_{saved_steps[-1]}": shares(late),
+        "checkpoint_steps": saved_steps,
+        "tier_success": {str(tier): rate for tier, rate in TIER_SUCCESS.items()},
+        "signal_tiers": list(SIGNAL_TIERS),
     }
     early_signal = sum(shares(first).get(t, 0) for t in SIGNAL_TIERS)
     late_signal = sum(shares(late).get(t, 0) for t in SIGNAL_TIERS)
@@ -323,11 +326,15 @@ def main() -> int:
     parser.add_argument("--ckpt-every", type=int, default=4)
     parser.add_argument("--window", type=int, default=3, help="steps compared at the start and the end")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--summary-out", type=Path, help="also write the summary here, as JSON (patches/smoke_table.py "
+                        "compares it with docs/prime-rl.md)")
     args = parser.parse_args()
     if args.steps < 2 * args.ckpt_every or args.steps % args.ckpt_every:
         parser.error("--steps must be a multiple of --ckpt-every, at least two checkpoints (to compare draws and resume)")
     summary, failures = asyncio.run(run(args))
     print(json.dumps(summary, indent=1), flush=True)
+    if args.summary_out is not None:
+        args.summary_out.write_text(json.dumps(summary, indent=1))
     for failure in failures:
         log(f"FAILED: {failure}")
     log("OK" if not failures else f"{len(failures)} check(s) failed")

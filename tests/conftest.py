@@ -35,6 +35,16 @@ def chain_sum_server_openenv010():
         yield url
 
 
+@pytest.fixture(scope="session")
+def spend_server(tmp_path_factory):
+    """Base URL of tests/support/spend_server.py: every step reports its cost in `metadata["service_spend"]`
+    (see tests/support/spend_tasks.py), served by $OPENENV_PRIME_SERVER_PYTHON or this interpreter."""
+    from tests.support.spend_tasks import spend_server as serving_spend
+
+    with serving_spend(tmp_path_factory.mktemp("spend") / "server.log") as url:
+        yield url
+
+
 @pytest.fixture(scope="session", params=["openenv-0.4.1", "openenv-0.10.0"])
 def partial_servers(request, tmp_path_factory):
     """``{kind: base_url}`` of the servers in tests/support/partial_task_api_server.py (a partial Task API, none,

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from openenv_prime.client.engine.episode_settings import EpisodeSettings, ResetArguments
+from openenv_prime.client.engine.spend import CostSource
 from openenv_prime.client.prompts.prompting import PromptSettings
 from openenv_prime.client.server_settings import ServerSettings, Spelling
 from openenv_prime.evaluation.episodes import DEFAULT_EPISODES_PER_FAMILY
@@ -105,6 +106,10 @@ class SamplerConfig(_Section):
         "fails before the model loads.")
     log_keys: int = Field(32, ge=0, description="Per-key sampler metrics in each log.jsonl step line: totals always, "
                           "per-key ones for the N most-drawn keys.")
+    cost: CostSource = Field("tokens", description="Each rollout's cost in the sampler's updates: 'tokens', the "
+                             "generated tokens; 'spend', what the environment reports in its steps' "
+                             "metadata['service_spend'], summed over the episode (a group is costless when a scored "
+                             "episode reported none; costs go with every group or with none).")
 
 
 class EnvironmentConfig(_Section, ServerSettings, PromptSettings, EpisodeSettings, ResetArguments):

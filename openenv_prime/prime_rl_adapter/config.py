@@ -25,10 +25,11 @@ class AdapterConfig(BaseModel):
     "" or None makes every task its own family (its `Task.key`)."""
     success_threshold: float | None = Field(None, allow_inf_nan=False)
     """Binarize rewards before `update` (reward >= threshold -> 1.0, else 0.0); None keeps them."""
-    cost: Literal["total_tokens", "output_tokens"] = "output_tokens"
-    """A rollout's cost: the completion tokens of all its model calls (the cost of OpenEnv RFC 013, the generated ids), or
-    prompt + completion tokens ("total_tokens", what the inference server processed). The sampler reports cost; it
-    never weights by it."""
+    cost: Literal["total_tokens", "output_tokens", "spend"] = "output_tokens"
+    """A rollout's cost: the completion tokens of all its model calls (the cost of OpenEnv RFC 013, the generated ids),
+    prompt + completion tokens ("total_tokens", what the inference server processed), or what the environment reported
+    the episode cost it ("spend": its steps' `metadata["service_spend"]`, summed; a group is costless when a rewarded
+    trace has none). The sampler reports cost; it never weights by it."""
     refill: int = Field(1, ge=1)
     """Tasks drawn from the inner sampler at once; 1 keeps every draw on the freshest estimates."""
     metrics_families: Annotated[int, Field(ge=0)] | Literal["all"] = 8

@@ -16,13 +16,14 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from openenv_prime.client.engine import spend
 from openenv_prime.prime_rl_adapter.config import KWARGS_PATH, AdapterConfig, parse_kwargs
 from openenv_prime.prime_rl_adapter.families import sampler_tasks
 from openenv_prime.prime_rl_adapter.groups import read_group
 from openenv_prime.prime_rl_adapter.pending import PendingGroups
 from openenv_prime.prime_rl_adapter.resume import ADAPTER_STATE_VERSION, plan_resume
 from openenv_prime.prime_rl_adapter.workers import worker_index, worker_seed
-from openenv_prime.samplers import flat_key_metrics, most_drawn
+from openenv_prime.samplers import CostsMismatchError, flat_key_metrics, most_drawn
 from openenv_prime.samplers.sparse import STORED_KEYS, compact
 
 COUNTERS = (
@@ -161,7 +162,12 @@ class SamplerCore:
             return
         family = self.family_at[position]
         try:  # the task itself, so that a sampler keeping evidence per task knows which it was
-            self.inner.update(self.references[position], report.rewards, report.costs)
+            spend.update(self.inner, self.references[position], report.rewards, report.costs,
+                         source="spend" if self.config.cost == "spend" else "tokens",
+                         setting=f'{KWARGS_PATH}.cost = "spend"')
+        except CostsMismatchError as exc:  # its own reason: logged even after another rejection
+            self._skip("rejected_groups", "costs", f"the sampler rejected a group of family {family!r}: {exc}")
+            return
         except (TypeError, ValueError) as exc:
             self._skip("rejected_groups", "rejected", f"the sampler rejected a group of family {family!r}: {exc}")
             return

@@ -17,8 +17,10 @@ from openenv_prime.samplers.sumtree import SumTree
 from openenv_prime.samplers.task import Task
 from openenv_prime.samplers.uniform import UniformSampler
 from openenv_prime.samplers.upgrade import upgrade_state_dict
+from openenv_prime.samplers.validation import CostsMismatchError
 
 __all__ = [
+    "CostsMismatchError",
     "CurriculumSampler",
     "SAMPLERS",
     "SequentialSampler",

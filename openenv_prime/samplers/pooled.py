@@ -21,7 +21,7 @@ from openenv_prime.samplers.rngstate import rng_from_json, rng_to_json
 from openenv_prime.samplers.sparse import expand
 from openenv_prime.samplers.statecheck import SAMPLER_STATE_VERSION, parse_list, section
 from openenv_prime.samplers.task import Task
-from openenv_prime.samplers.validation import check_count, check_group, has_spread
+from openenv_prime.samplers.validation import CostsMismatchError, check_count, check_group, has_spread
 
 DEFAULT_TOLERANCE = 1e-6
 INT_STATS = ("draws", "episodes", "groups", "groups_with_signal")
@@ -80,7 +80,7 @@ class PooledSampler:
         rewards_t, costs_t = check_group(rewards, costs)
         reported = costs_t is not None
         if self._costs_reported is not None and reported != self._costs_reported:
-            raise ValueError(
+            raise CostsMismatchError(
                 f"this group {'has' if reported else 'has no'} costs and the earlier ones "
                 f"{'had none' if reported else 'had them'}: report costs for every group or for none, or the "
                 "cost totals (signal_per_cost) would count some groups and not others")

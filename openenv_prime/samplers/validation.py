@@ -15,6 +15,11 @@ def check_count(n: object) -> int:
     return int(n)
 
 
+class CostsMismatchError(ValueError):
+    """A group with costs after groups without (or the other way round): a sampler takes costs with every group or
+    with none. Its own class, so that a trainer can say where its costs come from (``cost="spend"``)."""
+
+
 _PLAIN = frozenset((float, int))
 
 

@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import ConfigDict, Field
 
 from openenv_prime.client.engine.episode_settings import EpisodeSettings, ResetArguments
+from openenv_prime.client.engine.spend import CostSource
 from openenv_prime.client.prompts.prompting import PromptSettings
 from openenv_prime.client.server_settings import ServerSettings, Spelling
 
@@ -34,6 +35,10 @@ class OpenEnvTRLConfig(ServerSettings, PromptSettings, EpisodeSettings, ResetArg
     sampler_kwargs: dict[str, Any] = Field(default_factory=dict, description="Settings of the sampler (e.g. decay).")
     group_size: int = Field(8, ge=2, description="Rollouts per task: must equal GRPOConfig.num_generations.")
     seed: int = Field(0, description="Seeds the sampler's draws.")
+    cost: CostSource = Field("tokens", description="Each completion's cost in the sampler's updates: 'tokens', the "
+                             "generated tokens; 'spend', what the environment reports in its steps' "
+                             "metadata['service_spend'], summed over the episode (a group is costless when a scored "
+                             "episode reported none; costs go with every group or with none).")
     system_prompt: str = Field("", description="Our base system prompt, sent where the environment brings no "
                                "instructions of its own (theirs win); the environment's reply format is added to it "
                                "(text mode), as the MLX trainer and the evals do. Empty: the reply format alone.")

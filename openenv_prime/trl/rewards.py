@@ -3,8 +3,8 @@
 TRL gives a reward function every completion of a generation batch at once, the ``num_generations`` completions of
 one prompt side by side, before any filter can drop a group. So the function sees every scored group and calls
 ``sampler.update(task, rewards, costs)`` exactly once for each (all-equal groups included), with the generated token
-counts as costs. A group whose episodes the environment ended without any reward is not reported (there is no
-evidence in it), as in the MLX trainer.
+counts as costs (``cost="spend"``: what the environment reported each episode cost it). A group whose episodes the
+environment ended without any reward is not reported (there is no evidence in it), as in the MLX trainer.
 
 On several processes each call sees one process's contiguous slice of the generation batch, and a group can be split
 between two processes: each process scores its own completions, then the (draw, reward, cost) of every completion
@@ -25,6 +25,7 @@ import asyncio
 from types import SimpleNamespace
 from typing import Any, Callable, Sequence
 
+from openenv_prime.client.engine import spend
 from openenv_prime.client.engine.episode import Episode
 from openenv_prime.trl.environment import TaskEnvironment
 from openenv_prime.trl.rows import SamplerRows
@@ -84,9 +85,10 @@ class OpenEnvReward:
                 row = self.rows.take(group[0][0])
                 kept = [(r, c) for _, r, c, *_ in group if r is not None]
             if kept:
-                group_costs = [c for _, c in kept] if kept[0][1] is not None else None
                 with self.timers.time("sampler"):
-                    self.rows.sampler.update(self.rows.task(row["task_index"]), [r for r, _ in kept], group_costs)
+                    spend.update(self.rows.sampler, self.rows.task(row["task_index"]), [r for r, _ in kept],
+                                 spend.group_costs([c for _, c in kept]), source=self.env.config.cost,
+                                 setting="OpenEnvTRLConfig(cost='spend')")
             self.groups += 1
         return [reward for _, reward, *_ in parts[replicas.index]]
 
@@ -109,7 +111,10 @@ class OpenEnvReward:
                                  "return one reward (or None) per completion")
         else:
             rewards = [ep.reward for ep in episodes]
-        costs = [float(len(ids)) for ids in completion_ids] if completion_ids is not None else [None] * len(draw)
+        if self.env.config.cost == "spend":  # what the environment reported each episode cost it
+            costs = [ep.service_spend for ep in episodes]
+        else:
+            costs = [float(len(ids)) for ids in completion_ids] if completion_ids is not None else [None] * len(draw)
         return [(d, r, c, ep.stop, ep.error, ep.alike) for d, r, c, ep in zip(draw, rewards, costs, episodes)]
 
     def _groups(self, scored: list[tuple]) -> list[list[tuple]]:

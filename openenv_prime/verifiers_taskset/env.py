@@ -34,7 +34,8 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
     prompt of their own, since it is known only once the episode is reset.
 
     The episode's record goes to `trace.info["openenv"]` (per-step rewards, the episode reward, steps,
-    done, invalid actions, step seconds), which `OpenEnvTask` scores."""
+    done, invalid actions, step seconds, and the spend the environment reported, `service_spend`, None when it
+    reported none), which `OpenEnvTask` scores and the prime-rl adapter's `cost = "spend"` reads."""
 
     def __init__(self, config: OpenEnvEnvConfig) -> None:
         super().__init__(config)
@@ -130,7 +131,8 @@ async def _declared_system(api: AsyncTaskAPIClient) -> dict[str, str]:
 
 
 def _episode_record(episode: Episode) -> dict[str, Any]:
-    """What `OpenEnvTask` scores: the scored steps' rewards, the episode's reward (None: left out), and the counts."""
+    """What `OpenEnvTask` scores: the scored steps' rewards, the episode's reward (None: left out), and the counts;
+    and what the environment reported the episode cost it (the prime-rl adapter's `cost = "spend"`)."""
     return {
         "rewards": [r for r in episode.step_rewards if r is not None],
         "reward": episode.reward,
@@ -140,4 +142,5 @@ def _episode_record(episode: Episode) -> dict[str, Any]:
         "step_seconds": episode.step_seconds,
         "stop": episode.stop,
         "error": episode.error if episode.stop == "error" else None,
+        "service_spend": episode.service_spend,
     }

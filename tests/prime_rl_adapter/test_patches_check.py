@@ -140,3 +140,28 @@ def test_install_lists_in_the_readme_and_the_check_agree() -> None:
     assert "torch==2.13.0" in packages and "pyzmq" in packages
     assert set(packages) <= listed
     assert "/tmp/prime-rl/deps/verifiers" in listed  # the pinned verifiers, not the registry's
+
+
+def test_an_unreachable_package_index_is_named_before_pip_runs(fake_checkout: Path, tmp_path: Path) -> None:
+    """pip retries an index it cannot reach for minutes: the check names it at once, and CHECK_PIP_ARGS= (the usage)."""
+    from tests.support.processes import free_port
+
+    verifiers = tmp_path / "verifiers"
+    (verifiers / "verifiers" / "v1").mkdir(parents=True)
+    (verifiers / "pyproject.toml").write_text('[project]\nname = "verifiers"\n')
+    git(verifiers, "init", "-q")
+    git(verifiers, "add", ".")
+    git(verifiers, "commit", "-q", "-m", "any commit: the fake checkout is no git tree, so it pins none")
+    index = f"http://127.0.0.1:{free_port()}/simple"  # nothing listens there
+    out = run_check(fake_checkout, verifiers, CHECK_VENV_DIR=str(tmp_path / "venvs"),
+                    CHECK_PIP_ARGS=f"--extra-index-url {index}")
+    assert out.returncode == 2
+    assert f"the package index {index}" in out.stderr and "cannot be reached" in out.stderr
+    assert "CHECK_PIP_ARGS= patches/check" in out.stderr
+    assert not (tmp_path / "venvs").exists()  # nothing built
+
+
+def test_the_usage_says_how_to_run_without_pytorchs_index() -> None:
+    out = subprocess.run(["bash", str(CHECK)], capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert out.returncode == 2
+    assert "CHECK_PIP_ARGS= patches/check" in out.stderr

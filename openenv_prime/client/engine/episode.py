@@ -62,6 +62,7 @@ from typing import Any, Awaitable, Callable, Literal, Sequence
 from openenv_prime.client.engine.episode_rules import EpisodeRules
 from openenv_prime.client.engine.failures import ErrorStreak
 from openenv_prime.client.engine.rewards import episode_reward
+from openenv_prime.client.engine.spend import episode_spend, step_spend
 from openenv_prime.client.prompts.observations import cut_text
 from openenv_prime.client.prompts.render import EpisodeProtocol, Opening
 from openenv_prime.client.wire.errors import (ConnectionDroppedError, ExecutionError, InvalidRequestError, OpenEnvError,
@@ -102,6 +103,7 @@ class Episode:
         self.refused: list[bool] = []  # per action stepped: whether the environment answered it with an error
         self.answers: list[str] = []  # the errors answering each action since the last accepted step ("alike")
         self.step_rewards: list[float | None] = []
+        self.step_spends: list[float | None] = []  # per accepted step: metadata["service_spend"] (None: not reported)
         self.step_seconds: list[float] = []
         self.steps = 0
         self.turns = 0
@@ -133,6 +135,12 @@ class Episode:
             return None
         ended_by_env = self.done and self.stop != "invalid_action"
         return episode_reward(self.step_rewards, ended_by_env, self.rules.reward_mode, self.rules.reward_clip)
+
+    @property
+    def service_spend(self) -> float | None:
+        """What the environment reported the episode cost it (``metadata["service_spend"]`` summed over the accepted
+        steps; :mod:`~openenv_prime.client.engine.spend`); None when no step reported it."""
+        return episode_spend(self.step_spends)
 
     # ---- the state machine --------------------------------------------------------------------------
     async def start(self, session: EpisodeSession) -> None:
@@ -235,6 +243,7 @@ class Episode:
         self.answers.clear()
         self.steps += 1
         self.step_rewards.append(result.reward)
+        self.step_spends.append(step_spend(result.metadata))
         self.done = result.done
         flagged = (self.rules.flags_invalid(result.observation, result.metadata)
                    or self.rules.reports_error(result.observation, result.metadata))

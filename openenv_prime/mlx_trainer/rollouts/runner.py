@@ -52,6 +52,7 @@ class Rollout:
     invalid_actions: int
     done: bool
     error: str | None = None  # the environment failed a step: unscored, never a silent 0
+    service_spend: float | None = None  # what the environment reported the episode cost it (None: nothing reported)
 
 
 @dataclass
@@ -210,4 +211,4 @@ class EpisodeRunner:
         turns: _Turns = ep.context
         sequences = turns.transcripts or [self.chat.start(self.renderer.opening_messages(ep.opening))]
         return Rollout(turns.task, sequences, ep.reward, turns.generated, ep.turns, ep.steps, ep.invalid_actions, ep.done,
-                       ep.error if ep.stop == "error" else None)
+                       ep.error if ep.stop == "error" else None, ep.service_spend)

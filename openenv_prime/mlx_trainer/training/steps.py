@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, TypeVar
 
+from openenv_prime.client.engine import spend
 from openenv_prime.client.wire.errors import OpenEnvError
 from openenv_prime.mlx_trainer.config import TrainConfig
 from openenv_prime.mlx_trainer.errors import TrainingError
@@ -144,7 +145,10 @@ class TrainingSteps:
                 continue
             rewards = [r.reward for r in scored]
             group_rewards.append({"key": task.key, "index": task.index, "rewards": rewards})
-            parts.sampler.update(task, rewards, costs=[r.generated_tokens for r in scored])
+            source = self.config.sampler.cost
+            costs = [r.service_spend if source == "spend" else r.generated_tokens for r in scored]
+            spend.update(parts.sampler, task, rewards, spend.group_costs(costs), source=source,
+                         setting="[sampler] cost = \"spend\"")
             adv = (group_advantages(rewards, grpo.signal_tolerance, scale=grpo.loss != "dr_grpo")
                    if len(scored) >= 2 else None)
             if adv is None:
