@@ -31,6 +31,7 @@ _QUOTED = re.compile(r"""(?:"([^"\n]+)"|'([^'\n]+)')\s*(?:\(([^)\n]*)\))?""")
 _BRACKETED = re.compile(r"\b(?:in|one of|of|from)\s*[\[{]([^\]}\n]+)[\]}]", re.IGNORECASE)
 _ENUMERATED = re.compile(r"""^\s*[-*\u2022]?\s*(-?\d+|"[^"\n]+"|'[^'\n]+')\s*(?:=|:|->|=>|\u2192|-|\u2013)\s*(.+?)\s*$""")
 _PARENS = re.compile(r"\([^)]*\)")
+_LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s")
 # A description that calls the field the environment's configuration, not part of a move.
 _CONFIGURATION = re.compile(
     r"\b(?:(?:server|environment|env|game)[ -](?:side[ -])?(?:config(?:uration)?|settings?)"
@@ -126,6 +127,27 @@ def without_fields(text: str, names: set[str]) -> str:
             skip_below = len(match.group(1))
             continue
         kept.append(line)
+    return "\n".join(kept)
+
+
+def without_mentions(text: str, names: set[str]) -> str:
+    """``text`` without the sentences that name a field in ``names`` as code does (``is_final=True``, `` `is_final` ``,
+    or a name with an underscore): the model is never told to set a field its reply cannot set. A list item that names
+    one goes whole, and so does a line left without words."""
+    if not names:
+        return text
+    patterns = []
+    for name in sorted(names):
+        patterns += [rf"`{re.escape(name)}`", rf"\b{re.escape(name)}\s*=(?!=)"] + ([rf"\b{re.escape(name)}\b"] if "_" in name else [])
+    mention = re.compile("|".join(patterns))
+    kept = []
+    for line in text.splitlines():
+        if not mention.search(line):
+            kept.append(line)
+        elif not _LIST_ITEM.match(line):
+            sentences = [part for part in re.split(r"(?<=[.!?])\s+", line) if not mention.search(part)]
+            if re.search(r"[A-Za-z]", " ".join(sentences)):
+                kept.append(" ".join(sentences))
     return "\n".join(kept)
 
 

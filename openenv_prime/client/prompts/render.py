@@ -128,9 +128,10 @@ class EpisodeProtocol:
         self.hidden = settings.hidden
         self.hidden_seen: set[str] = set()  # where hidden fields were taken out, for a report (never the model)
         self.budget_notes: dict[str, None] = {}  # what the observation budget left out, for the run's warnings (in order)
-        self.mcp = settings.action_field is None and mcp.is_mcp_action(action_schema)
+        card = settings.action_card
+        self.mcp = settings.action_field is None and card is None and mcp.is_mcp_action(action_schema)
         self._actions = None if self.mcp else ActionFormat.from_schema(
-            action_schema, settings.action_field, settings.action_fields
+            action_schema, settings.action_field, settings.action_fields, card
         )
 
     @property
