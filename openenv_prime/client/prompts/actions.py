@@ -52,7 +52,7 @@ from functools import cached_property
 from typing import Any, Iterable
 
 from openenv_prime.client.prompts import schema as js
-from openenv_prime.client.prompts.card import ActionCard
+from openenv_prime.client.prompts.card import ActionCard, CardField
 from openenv_prime.client.prompts.described import (Described, configures, described, says_only_reply, without_fields,
                                                      without_mentions)
 from openenv_prime.client.wire.errors import InvalidRequestError
@@ -388,13 +388,32 @@ class ActionFormat:
         unsettable = self.unsettable()
         return without_mentions(without_fields(about, set(self.settings) | unsettable), unsettable).strip()
 
+    def as_card(self) -> ActionCard:
+        """This format written down as an action card, to edit and give back (``openenv-prime inspect --write-card``):
+        the fields offered with their descriptions and the legal values the schema or its descriptions state, the
+        values filled in for the model, the example."""
+        fields = {}
+        for name in self.fields:
+            about = self.about.get(name)
+            values = self._choices(name) or (list(about.values) if about is not None and about.values else None)
+            fields[name] = CardField(description=self._description(name) or None, values=values)
+        about = self.described_action()
+        return ActionCard(about=about or None, fields=fields, fixed=dict(self.constants),
+                          reply_field=self.field if len(self.fields) > 1 else None, example=self.example())
+
+    def settings_defaults(self) -> dict[str, Any]:
+        """The fields left to the server, each with the default the server fills in (None when the schema names none)."""
+        properties = (self.schema or {}).get("properties") or {}
+        return {name: js.resolve(properties.get(name, {}), self.schema or {}).get("default") for name in self.settings}
+
     def example(self) -> dict[str, Any]:
         """The example reply: the card's, else the required fields, else those that select the action and carry its
         command, else every offered field."""
         if self.card is not None and self.card.example is not None:
             return dict(self.card.example)
         names = self.required or self.leads or tuple(self.fields)
-        return {name: self._placeholder(name, self.fields[name]) for name in names}
+        example = {name: self._placeholder(name, self.fields[name]) for name in names}
+        return {name: "..." if value == "" else value for name, value in example.items()}  # never an empty command
 
     # ---- instructions -------------------------------------------------------------------------------
     @property
@@ -423,7 +442,7 @@ class ActionFormat:
             return "\n".join(lines + self._single_field())
         lines.append("Reply with only a JSON object for the action, with these fields:")
         for name, spec in self.fields.items():
-            lines.append(f"- \"{name}\" ({self._describe(name, spec)})" + self._said(name, spec))
+            lines.append(f"- \"{name}\" ({self.describe_field(name, spec)})" + self._said(name, spec))
         lines.append(f"For example: {json.dumps(self.example())}")
         if len(self.required) == 1:
             name = self.required[0]
@@ -468,7 +487,8 @@ class ActionFormat:
                     lines.append(f"A name the description gives a value also works, e.g. {_short(label)!r} for {value}.")
         return lines
 
-    def _describe(self, name: str, spec: dict) -> str:
+    def describe_field(self, name: str, spec: dict) -> str:
+        """A field's type, legal values, bounds and whether it is required, as the prompt lists it."""
         root = self.schema or {}
         resolved = js.resolve(spec, root)
         parts = [js.type_name(spec, root)]
