@@ -66,7 +66,7 @@ class EnvironmentSetup:
         self.base_url = base_url
         self.timeout = timeout
         self.source: TaskSource = open_task_source(base_url, tasks=tasks, env_name=env_name, timeout=timeout, page_size=page_size)
-        self._schema: dict[str, Any] | None = _UNSET
+        self._schema: tuple[dict[str, Any] | None, dict[str, Any] | None] = _UNSET
 
     @classmethod
     def of(cls, settings: ServerSettings, *, page_size: int = 1024) -> "EnvironmentSetup":
@@ -102,12 +102,19 @@ class EnvironmentSetup:
 
     def action_schema(self) -> dict[str, Any] | None:
         """The JSON schema of the environment's action (None when the server has no ``/schema``), asked once."""
+        return self._schemas()[0]
+
+    def observation_schema(self) -> dict[str, Any] | None:
+        """The JSON schema of the environment's observation (None when the server has no ``/schema``), asked once."""
+        return self._schemas()[1]
+
+    def _schemas(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         if self._schema is _UNSET:
             if isinstance(self.source, TaskAPISource):
-                self._schema = self.source.api.action_schema()
+                self._schema = (self.source.api.action_schema(), self.source.api.observation_schema())
             else:
                 with TaskAPIClient(self.base_url, env_name=self.env_name, timeout=self.timeout) as api:
-                    self._schema = api.action_schema()
+                    self._schema = (api.action_schema(), api.observation_schema())
         return self._schema
 
     def protocol(self, settings: PromptSettings, *, action_setting: str, card_setting: str = "action_card") -> EpisodeProtocol:
@@ -121,7 +128,8 @@ class EnvironmentSetup:
                 f"set {action_setting} to the field that takes the reply"
             )
         try:
-            return EpisodeProtocol(schema, settings=settings, declared_system=self.declared_system())
+            return EpisodeProtocol(schema, settings=settings, declared_system=self.declared_system(),
+                                   observation_schema=self.observation_schema())
         except ValueError as exc:
             if settings.action_card is None:
                 raise

@@ -78,7 +78,7 @@ def described(name: str, own: str | None, about_class: str | None, kind: str) ->
     """What the field's own description (``own``) and the class description say about field ``name``'s values.
 
     ``kind`` is the field's JSON type (``string``, ``integer``, ``number``): values of another type are ignored."""
-    blocks = ([own] if own else []) + _blocks_about(name, about_class or "")
+    blocks = ([own] if own else []) + blocks_about(name, about_class or "")
     sets: list[tuple[Any, ...]] = []
     pairs: list[tuple[Any, str]] = []
     for block in blocks:
@@ -110,7 +110,7 @@ def described(name: str, own: str | None, about_class: str | None, kind: str) ->
 def configures(name: str, own: str | None, about_class: str | None) -> bool:
     """Whether the field's own description or the class description's lines about it call it configuration ("server
     configuration, leave unset", "do not set"): a setting the server fills in, never offered to the model."""
-    return any(_CONFIGURATION.search(block) for block in ([own] if own else []) + _blocks_about(name, about_class or ""))
+    return any(_CONFIGURATION.search(block) for block in ([own] if own else []) + blocks_about(name, about_class or ""))
 
 
 def without_fields(text: str, names: set[str]) -> str:
@@ -151,7 +151,7 @@ def without_mentions(text: str, names: set[str]) -> str:
     return "\n".join(kept)
 
 
-def _blocks_about(name: str, text: str) -> list[str]:
+def blocks_about(name: str, text: str) -> list[str]:
     """The parts of ``text`` about field ``name``: each line naming it (``name: ...``) and the more indented lines below."""
     lines = text.splitlines()
     blocks = []
