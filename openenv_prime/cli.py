@@ -15,6 +15,7 @@ from openenv_prime.cli_support import ExampleFormatter
 _PARTS = (
     "openenv_prime.envs.cli",
     "openenv_prime.evaluation.cli",
+    "openenv_prime.evaluation.inspection",
     "openenv_prime.mlx_trainer.cli",
     "openenv_prime.prime_rl_adapter.cli",
 )
@@ -26,6 +27,7 @@ examples:
   openenv-prime serve chain-sum --port 8000 &     # an OpenEnv server with the Task API
   openenv-prime eval --base-url http://127.0.0.1:8000 --model M --model-base-url http://127.0.0.1:8080/v1
   openenv-prime train --out runs/my-run            # (MLX) the offline default run
+  openenv-prime inspect --base-url http://127.0.0.1:8000   # the action format the model will be offered
 
 `openenv-prime COMMAND --help` shows a command's flags and examples.
 

@@ -66,7 +66,7 @@ class EnvironmentSetup:
         self.base_url = base_url
         self.timeout = timeout
         self.source: TaskSource = open_task_source(base_url, tasks=tasks, env_name=env_name, timeout=timeout, page_size=page_size)
-        self._schema: dict[str, Any] | None = _UNSET
+        self._schema: tuple[dict[str, Any] | None, dict[str, Any] | None] = _UNSET
 
     @classmethod
     def of(cls, settings: ServerSettings, *, page_size: int = 1024) -> "EnvironmentSetup":
@@ -102,24 +102,38 @@ class EnvironmentSetup:
 
     def action_schema(self) -> dict[str, Any] | None:
         """The JSON schema of the environment's action (None when the server has no ``/schema``), asked once."""
+        return self._schemas()[0]
+
+    def observation_schema(self) -> dict[str, Any] | None:
+        """The JSON schema of the environment's observation (None when the server has no ``/schema``), asked once."""
+        return self._schemas()[1]
+
+    def _schemas(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         if self._schema is _UNSET:
             if isinstance(self.source, TaskAPISource):
-                self._schema = self.source.api.action_schema()
+                self._schema = (self.source.api.action_schema(), self.source.api.observation_schema())
             else:
                 with TaskAPIClient(self.base_url, env_name=self.env_name, timeout=self.timeout) as api:
-                    self._schema = api.action_schema()
+                    self._schema = (api.action_schema(), api.observation_schema())
         return self._schema
 
-    def protocol(self, settings: PromptSettings, *, action_setting: str) -> EpisodeProtocol:
+    def protocol(self, settings: PromptSettings, *, action_setting: str, card_setting: str = "action_card") -> EpisodeProtocol:
         """How replies become actions and observations text, by ``settings`` (eval's, the taskset's or the trainer's
-        config); a server without an action schema needs ``settings.action_field``."""
+        config); a server without an action schema needs ``settings.action_field`` or an action card, and a card that
+        does not fit the server's schema is a ValueError naming ``card_setting``."""
         schema = self.action_schema()
-        if schema is None and settings.action_field is None:
+        if schema is None and settings.action_field is None and settings.action_card is None:
             raise ValueError(
                 f"the server at {self.base_url} publishes no action schema, so the reply's action field is unknown; "
                 f"set {action_setting} to the field that takes the reply"
             )
-        return EpisodeProtocol(schema, settings=settings, declared_system=self.declared_system())
+        try:
+            return EpisodeProtocol(schema, settings=settings, declared_system=self.declared_system(),
+                                   observation_schema=self.observation_schema())
+        except ValueError as exc:
+            if settings.action_card is None:
+                raise
+            raise ValueError(f"{card_setting}: {exc}") from None
 
     def declared_system(self) -> dict[str, str]:
         """The system texts the server's ``/splits`` entries declare, by split (none from a task list, or a server
@@ -156,7 +170,7 @@ class EnvironmentSetup:
         choices = [note for note in (chosen.note, family.note(spelling("family_field"))) if note]
         everything = self.sampler_tasks(chosen.name, family_field=family.name, family_setting=spelling("family_field"),
                                         no_family=spelling.none)
-        protocol = self.protocol(settings, action_setting=spelling("action_field"))
+        protocol = self.protocol(settings, action_setting=spelling("action_field"), card_setting=spelling("action_card"))
         tasks = choose(everything) if choose is not None else everything
         if not tasks:
             source = self.source

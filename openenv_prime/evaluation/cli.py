@@ -255,6 +255,10 @@ def _register_eval(subparsers: argparse._SubParsersAction) -> None:
                        "offered by default because they read as the environment's settings (a non-null default, or a "
                        "description calling them configuration; the server fills them in); it does not change where "
                        "a plain-text reply goes (that is --action-field) (default: none)")
+    shown.add_argument("--action-card", default=None, metavar="FILE",
+                       help="an action card (TOML or JSON): the action fields the model fills, their legal values, "
+                       "fixed values and an example, in place of the format read from the action schema; "
+                       "`openenv-prime inspect --write-card FILE` writes the inferred one to edit (default: none)")
     episodes.add_argument("--reset-kwargs", type=_json_object, default={}, metavar="JSON",
                           help="extra reset arguments for every episode, a JSON object such as '{\"difficulty\": 2}' "
                           "(not split/index/episode_id)")

@@ -61,8 +61,10 @@ class OpenEnvEnv(vf.Env[OpenEnvEnvConfig]):
                         taskset.base_url, env_name=taskset.env_name, timeout=taskset.timeout
                     ) as api:
                         schema = await api.action_schema()
+                        observed = await api.observation_schema()
                         declarations = await _declared_system(api)
-                    self._protocol = EpisodeProtocol(schema, settings=taskset, declared_system=declarations)
+                    self._protocol = EpisodeProtocol(schema, settings=taskset, declared_system=declarations,
+                                                     observation_schema=observed)
         return self._protocol
 
     def base_prompt(self, protocol: EpisodeProtocol) -> str:

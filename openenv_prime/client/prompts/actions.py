@@ -4,15 +4,25 @@ Which fields the model fills: the required ones, and the optional ones whose def
 ``x``/``y``: "Optional coordinates"). Optional fields with any other default (openspiel's ``game_name="catch"``,
 ``game_params={}``), and optional ones whose description calls them configuration ("server configuration, leave
 unset"; :func:`~openenv_prime.client.prompts.described.configures`), are the environment's settings, not moves: they are left
-out of the reply format and the server fills in their defaults, unless ``action_fields`` names them. Two kinds of
-field are never settings, whatever their default:
+out of the reply format and the server fills in their defaults, unless ``action_fields`` names them. Some fields
+are never settings, whatever their default (unless a description calls them configuration):
 
 - the *content field* of an action with no required field: the free-text field that carries the move, which an
   empty default (``""``) would otherwise hide. It is the action's one text field besides flags (booleans), or the text
   field the first sentence of the action's description names (repl_env's ``code: str = ""`` in "Action containing
   Python code to execute"). It becomes the field a bare reply fills, as ``action_field`` would make it;
 - the ``arguments`` of a tool-call-shaped action (a ``tool_name`` beside an object-typed ``arguments``/``args``/
-  ``parameters``, calendar_env's ``MCPAction``): the model must fill them to call any tool.
+  ``parameters``, calendar_env's ``MCPAction``): the model must fill them to call any tool;
+- a field that selects what the action does (:func:`selects`): ``action_type`` (tbench2_env's ``str = "exec"``, whose
+  reward-giving value is ``"evaluate"``), or a ``type``/``kind``/``op``/``operation``/``verb`` field with several legal
+  values in the schema or its descriptions;
+- a command or code field (``command``, ``cmd``, ``code``, ``script``, ``query``, ...: :func:`commands`) holding text.
+
+When no field is required, the example reply shows those that select the action and carry its command, when there
+are any. An action card (:mod:`~openenv_prime.client.prompts.card`) replaces all of this guessing: its fields are
+offered, its legal values checked, its fixed values sent, its example shown. Either way, the action's description
+keeps no line or sentence that names a field the model cannot set (repl_env's "Set is_final=True with
+final_answer", where the reply fills only ``code``).
 
 Constant fields (a ``Literal`` discriminator such as MCP's ``type``) are filled in. The example reply shows the
 required fields only (all the offered ones when none is required), so it never invites the model to fill an optional
@@ -42,7 +52,9 @@ from functools import cached_property
 from typing import Any, Iterable
 
 from openenv_prime.client.prompts import schema as js
-from openenv_prime.client.prompts.described import Described, configures, described, says_only_reply, without_fields
+from openenv_prime.client.prompts.card import ActionCard, CardField
+from openenv_prime.client.prompts.described import (Described, configures, described, says_only_reply, without_fields,
+                                                     without_mentions)
 from openenv_prime.client.wire.errors import InvalidRequestError
 
 _FENCE = re.compile(r"^\s*```[\w-]*\s*\n?(.*?)\s*```\s*$", re.DOTALL)
@@ -87,11 +99,18 @@ class ActionFormat:
     constants: dict[str, Any]  # fields with a single allowed value, filled in
     settings: tuple[str, ...] = ()  # optional fields left to the server's default
     about: dict[str, Described] = dataclass_field(default_factory=dict)  # what the descriptions say of each field
+    card: ActionCard | None = None  # the user's action card, when it replaces the inference
+    leads: tuple[str, ...] = ()  # the fields that select the action or carry its command (the example's, by default)
 
     @classmethod
     def from_schema(cls, action_schema: dict | None, field: str | None = None,
-                    extra_fields: Iterable[str] = ()) -> "ActionFormat":
+                    extra_fields: Iterable[str] = (), card: ActionCard | None = None) -> "ActionFormat":
         extra = tuple(extra_fields)
+        if card is not None:
+            if field is not None or extra:
+                raise ValueError("an action card says which fields the model fills: set them in the card, not also "
+                                 f"with action_field ({field!r}) or action_fields ({list(extra)})")
+            return cls._from_card(action_schema, card)
         if action_schema is None:
             if field is None:
                 raise ValueError(
@@ -120,17 +139,19 @@ class ActionFormat:
         if field is None and not required_names:
             field = content_field(action_schema, properties, constants)
         must_fill = tool_arguments(action_schema, properties)
-        fields, settings = {}, []
+        fields, settings, leads = {}, [], []
         for name, spec in properties.items():
             if name in constants:
                 continue
             resolved = js.resolve(spec, action_schema)
-            offered = name in required_names or name == field or name in extra or name == must_fill or (
-                "default" in resolved and resolved["default"] is None
-                and not configures(name, resolved.get("description"), class_about)
+            setting = configures(name, resolved.get("description"), class_about)
+            lead = not setting and (selects(name, spec, action_schema) or commands(name, spec, action_schema))
+            offered = name in required_names or name == field or name in extra or name == must_fill or lead or (
+                "default" in resolved and resolved["default"] is None and not setting
             )
             if offered:
                 fields[name] = spec
+                leads += [name] if lead else []
             else:
                 settings.append(name)
         if not fields:
@@ -149,7 +170,58 @@ class ActionFormat:
                               js.kind(spec, action_schema) or "")
             if found and js.choices(spec, action_schema) is None:
                 about[name] = found
-        return cls(action_schema, field, fields, required, constants, tuple(settings), about)
+        return cls(action_schema, field, fields, required, constants, tuple(settings), about, leads=tuple(leads))
+
+    @classmethod
+    def _from_card(cls, action_schema: dict | None, card: ActionCard) -> "ActionFormat":
+        """The format an action card states: its fields offered (typed by the schema), its fixed values sent, every
+        other field left to the server; checked against the schema, and its example read as a reply."""
+        card.check(action_schema)
+        root = action_schema or {}
+        properties = {k: v for k, v in (root.get("properties") or {}).items() if k not in js.BOOKKEEPING_ACTION_FIELDS}
+        fields = {name: properties.get(name, {"type": "string"}) for name in card.fields}
+        constants = {name: allowed[0] for name, spec in properties.items() if name not in fields
+                     and (allowed := js.choices(spec, root)) is not None and len(allowed) == 1}
+        constants.update(card.fixed)
+        settings = tuple(name for name in properties if name not in fields and name not in constants)
+        field = card.reply_field if card.reply_field is not None else (next(iter(fields)) if len(fields) == 1 else None)
+        required = tuple(name for name in root.get("required", []) if name in fields)
+        class_about = card.about if card.about is not None else root.get("description")
+        about = {}
+        for name, spec in fields.items():
+            if card.fields[name].values is not None or js.choices(spec, root) is not None:
+                continue
+            own = card.fields[name].description or js.resolve(spec, root).get("description")
+            found = described(name, own, class_about if isinstance(class_about, str) else None, js.kind(spec, root) or "")
+            if found:
+                about[name] = found
+        made = cls(action_schema, field, fields, required, constants, settings, about, card)
+        made._check_card()
+        return made
+
+    def _check_card(self) -> None:
+        """A card's fixed and legal values must be ones the schema takes, and its example a valid reply."""
+        for name, value in self.card.fixed.items():
+            self._check_value(name, value, "fixed value")
+        for name, spec in self.card.fields.items():
+            for value in spec.values or ():
+                self._check_value(name, value, "legal value")
+        if self.card.example is not None:
+            try:
+                self.parse(json.dumps(self.card.example))
+            except InvalidRequestError as exc:
+                raise ValueError(f"the action card's example {json.dumps(self.card.example)} is no valid reply: {exc}") \
+                    from None
+
+    def _check_value(self, name: str, value: Any, what: str) -> None:
+        if self.schema is None:
+            return
+        spec = (self.schema.get("properties") or {}).get(name, {})
+        checker = js.validator({"$defs": self.schema.get("$defs", {}), **spec})
+        errors = js.validation_errors(value, checker)
+        if errors:
+            raise ValueError(f"the action card's {what} {json.dumps(value)} for {name!r} does not fit the action "
+                             f"schema: {errors[0]['msg']}")
 
     # ---- replies -> actions -------------------------------------------------------------------------
     def parse(self, reply: str) -> dict:
@@ -192,7 +264,7 @@ class ActionFormat:
         kinds = {}
         root = self.schema or {}
         for name, spec in self.fields.items():
-            allowed = js.choices(spec, root)
+            allowed = self._choices(name)
             if allowed is not None:
                 kinds[name] = ("choice", allowed)
             elif js.is_text(spec, root):
@@ -254,7 +326,7 @@ class ActionFormat:
         for name, value in decoded.items():
             if name not in self.fields or not isinstance(value, str):
                 continue
-            allowed = js.choices(self.fields[name], root)
+            allowed = self._choices(name)
             if allowed is not None:
                 matches = [a for a in allowed if str(a).casefold() == value.casefold()]
                 if matches:
@@ -266,6 +338,10 @@ class ActionFormat:
         return decoded
 
     def _validate(self, action: dict) -> None:
+        for name, spec in (self.card.fields.items() if self.card is not None else ()):
+            if spec.values is not None and name in action and action[name] not in spec.values:
+                shown = ", ".join(json.dumps(value) for value in spec.values)
+                raise invalid(f"the value {json.dumps(action[name])} is not one of the allowed values for {name!r}: {shown}")
         if self.schema is None or self._trivially_valid:
             return
         errors = js.validation_errors(action, self._checker)
@@ -284,6 +360,60 @@ class ActionFormat:
     @cached_property
     def _checker(self):
         return js.validator(self.schema)
+
+    def _choices(self, name: str) -> list[Any] | None:
+        """The legal values of field ``name``: the action card's, else the schema's (Enum, ``Literal``), else None."""
+        stated = self.card.fields[name].values if self.card is not None and name in self.card.fields else None
+        return list(stated) if stated is not None else js.choices(self.fields[name], self.schema or {})
+
+    def _description(self, name: str) -> str:
+        """What field ``name`` is: the action card's words, else the schema's description ("" when neither says)."""
+        stated = self.card.fields[name].description if self.card is not None and name in self.card.fields else None
+        own = stated if stated is not None else js.resolve(self.fields[name], self.schema or {}).get("description")
+        return " ".join(own.split()) if isinstance(own, str) else ""
+
+    def unsettable(self) -> set[str]:
+        """The action's fields a reply cannot set: those not offered, and with a free-text reply all but its field."""
+        properties = set((self.schema or {}).get("properties") or {}) - js.BOOKKEEPING_ACTION_FIELDS
+        settable = {self.field} if self.free_text else set(self.fields)
+        return properties - settable - set(self.constants)
+
+    def described_action(self) -> str:
+        """The action's description as the model is shown it: the card's ``about``, else the schema's, without the
+        lines and sentences about fields the reply cannot set."""
+        root = self.schema or {}
+        if self.card is not None and self.card.about is not None:
+            return self.card.about.strip()
+        about = root.get("description") if isinstance(root.get("description"), str) else ""
+        unsettable = self.unsettable()
+        return without_mentions(without_fields(about, set(self.settings) | unsettable), unsettable).strip()
+
+    def as_card(self) -> ActionCard:
+        """This format written down as an action card, to edit and give back (``openenv-prime inspect --write-card``):
+        the fields offered with their descriptions and the legal values the schema or its descriptions state, the
+        values filled in for the model, the example."""
+        fields = {}
+        for name in self.fields:
+            about = self.about.get(name)
+            values = self._choices(name) or (list(about.values) if about is not None and about.values else None)
+            fields[name] = CardField(description=self._description(name) or None, values=values)
+        about = self.described_action()
+        return ActionCard(about=about or None, fields=fields, fixed=dict(self.constants),
+                          reply_field=self.field if len(self.fields) > 1 else None, example=self.example())
+
+    def settings_defaults(self) -> dict[str, Any]:
+        """The fields left to the server, each with the default the server fills in (None when the schema names none)."""
+        properties = (self.schema or {}).get("properties") or {}
+        return {name: js.resolve(properties.get(name, {}), self.schema or {}).get("default") for name in self.settings}
+
+    def example(self) -> dict[str, Any]:
+        """The example reply: the card's, else the required fields, else those that select the action and carry its
+        command, else every offered field."""
+        if self.card is not None and self.card.example is not None:
+            return dict(self.card.example)
+        names = self.required or self.leads or tuple(self.fields)
+        example = {name: self._placeholder(name, self.fields[name]) for name in names}
+        return {name: "..." if value == "" else value for name, value in example.items()}  # never an empty command
 
     # ---- instructions -------------------------------------------------------------------------------
     @property
@@ -304,9 +434,7 @@ class ActionFormat:
     def instructions(self) -> str:
         """What the model must reply, generated from the schema. A single free-text field takes any text: only what
         the descriptions say of it is shown ("" when they say nothing beyond "the model's reply")."""
-        root = self.schema or {}
-        about = root.get("description") if isinstance(root.get("description"), str) else ""
-        about = without_fields(about, set(self.settings)).strip()
+        about = self.described_action()
         lines = [f"The environment describes its action:\n{about}", ""] if about else []
         if self.free_text:
             return self._free_text(lines)
@@ -314,9 +442,8 @@ class ActionFormat:
             return "\n".join(lines + self._single_field())
         lines.append("Reply with only a JSON object for the action, with these fields:")
         for name, spec in self.fields.items():
-            lines.append(f"- \"{name}\" ({self._describe(name, spec)})" + self._said(name, spec))
-        example = {name: self._placeholder(name, self.fields[name]) for name in self.required or self.fields}
-        lines.append(f"For example: {json.dumps(example)}")
+            lines.append(f"- \"{name}\" ({self.describe_field(name, spec)})" + self._said(name, spec))
+        lines.append(f"For example: {json.dumps(self.example())}")
         if len(self.required) == 1:
             name = self.required[0]
             lines.append(f"A bare value fills \"{name}\" alone, e.g. {self._placeholder(name, self.fields[name])}.")
@@ -326,7 +453,7 @@ class ActionFormat:
         """The class description and the field's own, when either says something (coding_env: "Represents a single
         code execution request."); nothing for chain_sum's "The model's reply to the question"."""
         name = self.field
-        description = " ".join(str(js.resolve(self.fields[name], self.schema or {}).get("description") or "").split())
+        description = self._description(name)
         if says_only_reply(description, name):
             description = ""
         if not lines and not description:
@@ -338,10 +465,10 @@ class ActionFormat:
         name, root = self.field, self.schema or {}
         spec = self.fields[name]
         lines = []
-        description = js.resolve(spec, root).get("description")
+        description = self._description(name)
         if description:
-            lines.append(f"The action's `{name}` field: {' '.join(description.split())}")
-        allowed = js.choices(spec, root)
+            lines.append(f"The action's `{name}` field: {description}")
+        allowed = self._choices(name)
         about = self.about.get(name)
         if allowed is not None:
             lines.append("Reply with exactly one of: " + ", ".join(str(v) for v in allowed) + " (nothing else).")
@@ -360,12 +487,16 @@ class ActionFormat:
                     lines.append(f"A name the description gives a value also works, e.g. {_short(label)!r} for {value}.")
         return lines
 
-    def _describe(self, name: str, spec: dict) -> str:
+    def describe_field(self, name: str, spec: dict) -> str:
+        """A field's type, legal values, bounds and whether it is required, as the prompt lists it."""
         root = self.schema or {}
         resolved = js.resolve(spec, root)
         parts = [js.type_name(spec, root)]
         about = self.about.get(name)
-        if about is not None and about.values is not None:
+        stated = self._choices(name)
+        if stated is not None and stated != js.choices(spec, root):
+            parts[0] += ", one of " + ", ".join(json.dumps(v) for v in stated)
+        elif about is not None and about.values is not None:
             parts[0] += ", one of " + ", ".join(json.dumps(v) for v in about.values) + " as the description says"
         elif about is not None and about.common is not None:
             parts[0] += ", one of " + ", ".join(json.dumps(v) for v in about.common) + " in every case the description gives"
@@ -381,14 +512,17 @@ class ActionFormat:
         return ", ".join(parts)
 
     def _said(self, name: str, spec: dict) -> str:
-        description = js.resolve(spec, self.schema or {}).get("description") or ""
-        return f": {' '.join(description.split())}" if description else ""
+        description = self._description(name)
+        return f": {description}" if description else ""
 
     def _named(self, name: str, value: Any) -> str:
         label = self.about[name].names.get(value) if name in self.about else None
         return f"{value} ({label})" if label else str(value)
 
     def _placeholder(self, name: str, spec: dict) -> Any:
+        stated = self._choices(name)
+        if stated is not None and js.choices(spec, self.schema or {}) != stated:
+            return stated[0]
         about = self.about.get(name)
         if about is not None and (about.values or about.common):
             return (about.values or about.common)[0]
@@ -396,6 +530,12 @@ class ActionFormat:
 
 
 _TOOL_ARGUMENTS = ("arguments", "args", "parameters")
+# Names of a field that says which kind of action this is: always (action_type), or with several legal values.
+_ALWAYS_SELECTS = frozenset({"actiontype", "actionkind"})
+_SELECTS = frozenset({"type", "kind", "op", "operation", "verb", "actionname", "commandtype", "cmdtype"})
+# Names of a text field that carries the action's command or code.
+_COMMANDS = frozenset({"command", "cmd", "code", "script", "program", "query", "sql", "shell", "bash", "python",
+                       "expression"})
 _CODE = re.compile(r"\b(?:code|program|script|python|javascript|sql|shell|bash)\b", re.IGNORECASE)
 
 
@@ -416,6 +556,33 @@ def content_field(schema: dict, properties: dict[str, Any], constants: dict[str,
     first = _words(_first_sentence(schema))
     named = [name for name in texts if _names(first, name, js.resolve(properties[name], schema).get("description"))]
     return named[0] if len(named) == 1 else None
+
+
+def selects(name: str, spec: Any, schema: dict) -> bool:
+    """Whether field ``name`` selects what the action does: ``action_type`` (or ``action_kind``) whatever its type, or
+    a ``type``/``kind``/``op``/... field with two or more legal values (the schema's, or those its descriptions
+    state). Offered by default, though it has a default: a model that cannot set it can do one kind of action only."""
+    key = _key(name)
+    if key in _ALWAYS_SELECTS:
+        return True
+    if key not in _SELECTS:
+        return False
+    allowed = js.choices(spec, schema)
+    if allowed is None:
+        about = schema.get("description") if isinstance(schema.get("description"), str) else None
+        said = described(name, js.resolve(spec, schema).get("description"), about, js.kind(spec, schema) or "")
+        allowed = said.values or said.common
+    return allowed is not None and len(allowed) >= 2
+
+
+def commands(name: str, spec: Any, schema: dict) -> bool:
+    """Whether field ``name`` is a text field that carries the action's command or code (``command``, ``code``, ...):
+    offered by default, though its default is empty."""
+    return _key(name) in _COMMANDS and js.is_text(spec, schema)
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[\W_]+", "", name).casefold()
 
 
 def tool_arguments(schema: dict, properties: dict[str, Any]) -> str | None:

@@ -31,6 +31,7 @@ _QUOTED = re.compile(r"""(?:"([^"\n]+)"|'([^'\n]+)')\s*(?:\(([^)\n]*)\))?""")
 _BRACKETED = re.compile(r"\b(?:in|one of|of|from)\s*[\[{]([^\]}\n]+)[\]}]", re.IGNORECASE)
 _ENUMERATED = re.compile(r"""^\s*[-*\u2022]?\s*(-?\d+|"[^"\n]+"|'[^'\n]+')\s*(?:=|:|->|=>|\u2192|-|\u2013)\s*(.+?)\s*$""")
 _PARENS = re.compile(r"\([^)]*\)")
+_LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s")
 # A description that calls the field the environment's configuration, not part of a move.
 _CONFIGURATION = re.compile(
     r"\b(?:(?:server|environment|env|game)[ -](?:side[ -])?(?:config(?:uration)?|settings?)"
@@ -77,7 +78,7 @@ def described(name: str, own: str | None, about_class: str | None, kind: str) ->
     """What the field's own description (``own``) and the class description say about field ``name``'s values.
 
     ``kind`` is the field's JSON type (``string``, ``integer``, ``number``): values of another type are ignored."""
-    blocks = ([own] if own else []) + _blocks_about(name, about_class or "")
+    blocks = ([own] if own else []) + blocks_about(name, about_class or "")
     sets: list[tuple[Any, ...]] = []
     pairs: list[tuple[Any, str]] = []
     for block in blocks:
@@ -109,7 +110,7 @@ def described(name: str, own: str | None, about_class: str | None, kind: str) ->
 def configures(name: str, own: str | None, about_class: str | None) -> bool:
     """Whether the field's own description or the class description's lines about it call it configuration ("server
     configuration, leave unset", "do not set"): a setting the server fills in, never offered to the model."""
-    return any(_CONFIGURATION.search(block) for block in ([own] if own else []) + _blocks_about(name, about_class or ""))
+    return any(_CONFIGURATION.search(block) for block in ([own] if own else []) + blocks_about(name, about_class or ""))
 
 
 def without_fields(text: str, names: set[str]) -> str:
@@ -129,7 +130,28 @@ def without_fields(text: str, names: set[str]) -> str:
     return "\n".join(kept)
 
 
-def _blocks_about(name: str, text: str) -> list[str]:
+def without_mentions(text: str, names: set[str]) -> str:
+    """``text`` without the sentences that name a field in ``names`` as code does (``is_final=True``, `` `is_final` ``,
+    or a name with an underscore): the model is never told to set a field its reply cannot set. A list item that names
+    one goes whole, and so does a line left without words."""
+    if not names:
+        return text
+    patterns = []
+    for name in sorted(names):
+        patterns += [rf"`{re.escape(name)}`", rf"\b{re.escape(name)}\s*=(?!=)"] + ([rf"\b{re.escape(name)}\b"] if "_" in name else [])
+    mention = re.compile("|".join(patterns))
+    kept = []
+    for line in text.splitlines():
+        if not mention.search(line):
+            kept.append(line)
+        elif not _LIST_ITEM.match(line):
+            sentences = [part for part in re.split(r"(?<=[.!?])\s+", line) if not mention.search(part)]
+            if re.search(r"[A-Za-z]", " ".join(sentences)):
+                kept.append(" ".join(sentences))
+    return "\n".join(kept)
+
+
+def blocks_about(name: str, text: str) -> list[str]:
     """The parts of ``text`` about field ``name``: each line naming it (``name: ...``) and the more indented lines below."""
     lines = text.splitlines()
     blocks = []

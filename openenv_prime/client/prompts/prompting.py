@@ -9,9 +9,13 @@ server starts: a template that names a field that may hold the answer is one.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from openenv_prime.client.prompts.budget import DEFAULT_PROMPT_BUDGET
+from openenv_prime.client.prompts.card import ActionCard
 from openenv_prime.client.prompts.hidden import DEFAULT_HIDDEN_FIELDS, HiddenNames
 from openenv_prime.client.prompts.observations import DEFAULT_BUDGET, check_template
 
@@ -29,6 +33,11 @@ class PromptSettings(BaseModel):
     action_fields: list[str] = Field(
         default_factory=list, description="Optional action fields with a default that the model may fill too "
         "(by default they are left to the server's default and not offered).")
+    action_card: ActionCard | None = Field(
+        None, description="An action card: a TOML or JSON file (or its table) naming the action fields the model "
+        "fills, their legal values and descriptions, fixed values and an example; it replaces the format inferred from "
+        "the action schema (`openenv-prime inspect` prints that one, and --write-card writes it as a card to edit). "
+        "Not with action_field/action_fields.")
     observation_budget: int = Field(
         DEFAULT_BUDGET, ge=200, description="Characters per observation; fields that do not fit are left out and named.")
     prompt_budget: int = Field(
@@ -46,8 +55,17 @@ class PromptSettings(BaseModel):
             raise ValueError(f"field names must be non-empty strings, got {names}")
         return names
 
+    @field_validator("action_card", mode="before")
+    @classmethod
+    def _card_file(cls, card: Any) -> Any:
+        """A path (str or Path) is the card's file, read here so a bad card fails with the config."""
+        return ActionCard.read(card) if isinstance(card, (str, Path)) else card
+
     @model_validator(mode="after")
     def _one_template_that_hides_the_answer(self) -> "PromptSettings":
+        if self.action_card is not None and (self.action_field is not None or self.action_fields):
+            raise ValueError("action_card says which action fields the model fills; leave action_field and "
+                             "action_fields unset (or write them into the card)")
         if self.prompt_budget < 2 * self.observation_budget:
             raise ValueError(
                 f"prompt_budget ({self.prompt_budget}) must hold the task and the newest observation, two observations "

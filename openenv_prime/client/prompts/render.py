@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from openenv_prime.client.prompts import mcp, own_system
 from openenv_prime.client.prompts.actions import ActionFormat
 from openenv_prime.client.prompts.budget import fit_prompt
+from openenv_prime.client.prompts.numbers import numbers_note
 from openenv_prime.client.prompts.hidden import HiddenNames
 from openenv_prime.client.prompts.observations import DEFAULT_BUDGET, Rendered, render
 from openenv_prime.client.prompts.prompting import PromptSettings
@@ -112,25 +113,29 @@ class EpisodeProtocol:
     settings with only those two set. MCP environments (a ``CallToolAction`` schema) are detected from the schema.
     ``declared_system``: the system texts the server's ``/splits`` entries declare, by split
     (:func:`~openenv_prime.client.prompts.own_system.declared`; :meth:`EnvironmentSetup.protocol` reads them).
+    ``observation_schema``: the ``observation`` entry of ``/schema``, whose descriptions of number arrays the reply
+    format repeats (:mod:`~openenv_prime.client.prompts.numbers`).
     """
 
     def __init__(self, action_schema: dict | None, settings: PromptSettings | None = None, *,
                  action_field: str | None = None, observation_field: str | None = None,
-                 declared_system: dict[str, str] | None = None):
+                 declared_system: dict[str, str] | None = None, observation_schema: dict | None = None):
         if settings is None:
             settings = PromptSettings(action_field=action_field, observation_template=observation_field)
         elif action_field is not None or observation_field is not None:
             raise TypeError("pass settings= or action_field=/observation_field=, not both")
         self.action_schema = action_schema
         self.declared_system = dict(declared_system or {})  # {split: system text} from /splits (own_system.declared)
+        self.numbers = numbers_note(observation_schema, settings.hidden)  # what the observation's number arrays hold
         self.settings = settings
         self.template = settings.template
         self.hidden = settings.hidden
         self.hidden_seen: set[str] = set()  # where hidden fields were taken out, for a report (never the model)
         self.budget_notes: dict[str, None] = {}  # what the observation budget left out, for the run's warnings (in order)
-        self.mcp = settings.action_field is None and mcp.is_mcp_action(action_schema)
+        card = settings.action_card
+        self.mcp = settings.action_field is None and card is None and mcp.is_mcp_action(action_schema)
         self._actions = None if self.mcp else ActionFormat.from_schema(
-            action_schema, settings.action_field, settings.action_fields
+            action_schema, settings.action_field, settings.action_fields, card
         )
 
     @property
@@ -157,7 +162,7 @@ class EpisodeProtocol:
         """What a reply must look like, from the schema ("" when any text will do)."""
         if self.mcp:
             return mcp.instructions() + " The tools are listed in the first message."
-        return self._actions.instructions()
+        return "\n\n".join(part for part in (self._actions.instructions(), self.numbers) if part)
 
     def instructions(self, base: str | None = None) -> str | None:
         """``base`` followed by :meth:`reply_format` (None when both are empty): the system prompt of an episode whose

@@ -349,6 +349,13 @@ class TaskAPIClient:
         except RouteNotSupportedError:
             return None
 
+    def observation_schema(self) -> dict | None:
+        """The JSON schema of the environment's observation, or None when the server has no ``/schema``."""
+        try:
+            return self.schema().get("observation")
+        except RouteNotSupportedError:
+            return None
+
     def close(self) -> None:
         self._http.close()
 
@@ -431,6 +438,13 @@ class AsyncTaskAPIClient:
         """The JSON schema of the environment's action, or None when the server has no ``/schema``."""
         try:
             return (await self.schema()).get("action")
+        except RouteNotSupportedError:
+            return None
+
+    async def observation_schema(self) -> dict | None:
+        """The JSON schema of the environment's observation, or None when the server has no ``/schema``."""
+        try:
+            return (await self.schema()).get("observation")
         except RouteNotSupportedError:
             return None
 
