@@ -23,6 +23,7 @@ from openenv_prime.client.engine.failures import EnvironmentFailing, ErrorStreak
 from openenv_prime.client.server_settings import Spelling
 from openenv_prime.client.setup import EnvironmentSetup, Prepared
 from openenv_prime.client.wire.session_pool import SessionPool
+from openenv_prime.evaluation.asking import AskInText, Asking
 from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.policy import Policy, reply_tokens
 from openenv_prime.evaluation.result import EvalResult, TaskResult, scored_result
@@ -30,28 +31,31 @@ from openenv_prime.evaluation.selection import choose_tasks, family_sort_key
 from openenv_prime.samplers.task import Task
 
 
-def run_eval(config: EvalConfig, policy: Policy, *, spelling: Spelling | None = None) -> EvalResult:
+def run_eval(config: EvalConfig, policy: Policy, *, spelling: Spelling | None = None,
+             asking: Asking | None = None) -> EvalResult:
     """Runs the eval to completion (blocking). Inside a running event loop, ``await run_eval_async`` instead."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(run_eval_async(config, policy, spelling=spelling))
+        return asyncio.run(run_eval_async(config, policy, spelling=spelling, asking=asking))
     raise RuntimeError("run_eval() was called inside a running event loop; use `await run_eval_async(config, policy)`")
 
 
 async def run_eval_async(config: EvalConfig, policy: Policy, *, spelling: Spelling | None = None,
-                         shard: tuple[int, int] = (0, 1)) -> EvalResult:
+                         shard: tuple[int, int] = (0, 1), asking: Asking | None = None) -> EvalResult:
     """Chooses ``per_family`` tasks per family from the seed, plays them and scores them per family.
 
     ``spelling`` is how the caller's user sets the `EvalConfig` fields (the MLX trainer's: ``environment.test_split``
     for ``split``...), so errors and notes name the caller's setting; None: `openenv-prime eval`'s flags.
     ``shard=(k, n)`` plays only the chosen tasks ``k::n``, for n processes that share one eval
-    (:func:`~openenv_prime.evaluation.result.combine` joins their results)."""
+    (:func:`~openenv_prime.evaluation.result.combine` joins their results). ``asking``: how the policy is asked and
+    its answers read (:mod:`~openenv_prime.evaluation.asking`; default: the text protocol)."""
     started = time.perf_counter()
     index, count = shard
     if count < 1 or not 0 <= index < count:
         raise ValueError(f"shard {shard} is not (k, n) with 0 <= k < n")
     names = spelling or config.spelling
+    asking = asking if asking is not None else AskInText()
     plan = await asyncio.to_thread(_plan, config, names)
     rules = config.rules()
     pool = SessionPool(config.base_url, timeout=config.timeout)
@@ -62,9 +66,8 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, spelling: Spelli
     ]
     generated: dict[Episode, list[int | None]] = {ep: [] for ep in episodes}  # tokens of each reply, where known
 
-    async def replies(active: list[Episode]) -> list[str]:
-        # the environment's own instructions, else ours (the config's system prompt); then the reply format
-        prompts = [plan.protocol.prompt(config.system_prompt, ep.chat, ep.opening) for ep in active]
+    async def replies(active: list[Episode]) -> list[str | None]:
+        prompts = [asking.prompt(plan.protocol, config.system_prompt, ep) for ep in active]
         answers = await policy.complete(prompts)
         if not isinstance(answers, list) or len(answers) != len(active):
             got = len(answers) if isinstance(answers, list) else type(answers).__name__
@@ -74,7 +77,7 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, spelling: Spelli
             )
         for ep, answer in zip(active, answers):
             generated[ep].append(reply_tokens(answer))
-        return [str(answer) for answer in answers]
+        return [asking.reply(ep, answer) for ep, answer in zip(active, answers)]
 
     stopped = None
     try:
