@@ -32,7 +32,7 @@ class _Level:
     left_out: str  # what this level leaves out, for the operator's note
 
 
-_LEVELS = (_Level(None, True, ""),
+_DECLARING = (_Level(None, True, ""),
            _Level(100, True, "full descriptions"),
            _Level(100, False, "optional arguments and full descriptions"),
            _Level(40, False, "optional arguments and most of the descriptions"),
@@ -45,10 +45,10 @@ def tool_methods(tools: list[Tool], budget: int | None) -> tuple[dict[str, Calla
     names: dict[str, str] = {}
     for tool in tools:
         names[tool.name] = python_name(tool.name, set(names.values()), prefix="call", reserved=RESERVED)
-    for level in _LEVELS:
+    for level in _DECLARING:
         declared = {names[tool.name]: _method(names[tool.name], tool, level) for tool in tools}
         size = sum(said for _, said in declared.values())
-        if budget is None or size <= budget or level is _LEVELS[-1]:
+        if budget is None or size <= budget or level is _DECLARING[-1]:
             break
     note = None
     if level.left_out:

@@ -11,7 +11,9 @@ as the reply the training tool stands for (its ``reply_text``), so the eval scor
 Where an eval turn cannot be a training turn exactly: the engine plays one action per reply, so a reply with several
 calls plays its first (and the conversation keeps that one); a call of a tool that does not exist is answered as TRL
 answers it (``Tool X not found.``) but counts as the episode's invalid action. A reply without a tool call ends the
-episode, as it ends TRL's tool loop; so does a conversation past ``prompt_budget``, as in training.
+episode, as it ends TRL's tool loop; so does a conversation past ``prompt_budget``, as in training. As in training's
+reward function, a text environment's episode whose first reply calls no tool has that reply played as its one reply
+(:meth:`~openenv_prime.trl.rewards.OpenEnvReward`'s rule for unplayed episodes).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any, Callable, Sequence
 from openenv_prime.client.engine.episode import Episode
 from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.trl.environment import row_prompt
+from openenv_prime.trl.rewards import completion_text
 from openenv_prime.trl.tools import first_observation, over_budget
 
 
@@ -43,6 +46,7 @@ class ToolCallAsking:
         self.prompt_budget = prompt_budget
         self.turns: dict[Episode, list[_Turn]] = {}
         self.base: str | None = None  # the eval's system prompt, the row prompt's (for the budget's measure)
+        self.answered: set[Episode] = set()  # text episodes whose first reply, no tool call, was played as the reply
 
     def prompt(self, protocol: EpisodeProtocol, base: str | None, episode: Episode) -> list[dict]:
         turns = self.turns.setdefault(episode, [])
@@ -58,12 +62,15 @@ class ToolCallAsking:
 
     def reply(self, episode: Episode, answer: str) -> str | None:
         turns = self.turns.setdefault(episode, [])
-        if turns and over_budget(row_prompt(self.base), episode, self.prompt_budget):
+        if episode in self.answered or (turns and over_budget(row_prompt(self.base), episode, self.prompt_budget)):
             return None  # training ends such an episode after the call that outgrew the budget
         message = getattr(answer, "message", None) or {"role": "assistant", "content": str(answer)}
         calls = [call for call in message.get("tool_calls") or [] if call.get("type") == "function"]
         if not calls:
-            return None
+            if turns or not episode.protocol.free_text:
+                return None
+            self.answered.add(episode)
+            return completion_text([message])
         function = calls[0]["function"]
         name, arguments = str(function.get("name")), function.get("arguments") or {}
         if isinstance(arguments, str):

@@ -15,7 +15,7 @@ from openenv_prime.trl.policy import ToolCallReply, TransformersPolicy
 from openenv_prime.trl.tool_eval import ToolCallAsking
 from tests.play.mcp_tool_envs import TASKS
 from tests.play.wild_envs import calendar_tools
-from tests.trl_integration.tiny import grpo_args, tiny_model, tiny_tokenizer
+from tests.trl_integration.tiny import ScriptedModel, grpo_args, tiny_model, tiny_tokenizer, tool_call
 
 
 def tool_mode(url: str, tmp_path, **settings):
@@ -90,45 +90,11 @@ def test_calendar_envs_tools_are_declared_with_their_required_arguments_within_t
     openenv.close()
 
 
-class ScriptedModel:
-    """The tiny model whose replies a script writes from the prompt it was given (``script(prompt_text)``), in
-    tokens, ending with the end of sequence: what a model that reads its prompt would generate."""
-
-    def __init__(self, tokenizer, script):
-        self.inner = tiny_model(tokenizer)
-        self.tokenizer = tokenizer
-        self.script = script
-        self.device = self.inner.device
-        self.training = False
-
-    def eval(self):
-        return self
-
-    def train(self, mode=True):
-        return self
-
-    def generate(self, input_ids, attention_mask, max_new_tokens, pad_token_id, **_):
-        import torch
-
-        tok = self.tokenizer
-        rows = []
-        for ids, mask in zip(input_ids.tolist(), attention_mask.tolist()):
-            prompt = tok.decode([i for i, m in zip(ids, mask) if m], skip_special_tokens=False)
-            reply = tok(self.script(prompt), add_special_tokens=False)["input_ids"][:max_new_tokens - 1]
-            rows.append(ids + reply + [tok.eos_token_id])
-        width = max(map(len, rows))
-        return torch.tensor([r + [pad_token_id] * (width - len(r)) for r in rows])
-
-
-def call(name: str, **arguments) -> str:
-    return f'<tool_call>\n{json.dumps({"name": name, "arguments": arguments})}\n</tool_call><|im_end|>'
-
-
 def echo_player(prompt: str) -> str:
     """First a call that misses its argument, then, having read the error, the word the task names."""
     if "'error'" not in prompt:
-        return call("echo_message")
-    return call("echo_message", message=prompt.split("Echo the word '")[1].split("'")[0])
+        return tool_call("echo_message")
+    return tool_call("echo_message", message=prompt.split("Echo the word '")[1].split("'")[0])
 
 
 def test_a_tool_mode_eval_asks_through_tool_calls_as_training_does(echo_tools_server, tmp_path):
