@@ -24,6 +24,10 @@ class Asking(Protocol):
         """The reply the engine plays for the policy's ``answer`` (None ends the episode: the model made no move)."""
         ...
 
+    def transcript(self, protocol: EpisodeProtocol, base: str | None, episode: Episode) -> list[dict]:
+        """What the model of a finished ``episode`` was asked and replied, for the episode's record."""
+        ...
+
 
 class AskInText:
     """The text protocol: the prompt every consumer builds, the answer as the reply."""
@@ -34,3 +38,7 @@ class AskInText:
 
     def reply(self, episode: Episode, answer: str) -> str | None:
         return str(answer)
+
+    def transcript(self, protocol: EpisodeProtocol, base: str | None, episode: Episode) -> list[dict]:
+        system = protocol.system_prompt(base, episode.opening)
+        return ([{"role": "system", "content": system}] if system else []) + [dict(m) for m in episode.chat]

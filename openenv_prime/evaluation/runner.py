@@ -88,7 +88,7 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, spelling: Spelli
         await pool.close()
         await asyncio.gather(*(ep.session.close() for ep in episodes if ep.session is not None), return_exceptions=True)
     played = [ep for ep in episodes if ep.finished]
-    results = [_result(ep, config, plan.protocol.system_prompt(config.system_prompt, ep.opening), generated[ep])
+    results = [_result(ep, config, asking.transcript(plan.protocol, config.system_prompt, ep), generated[ep])
                for ep in played]
     families = sorted({r.family for r in results}, key=family_sort_key)
     silent = never_ending(played, action_setting=names("action_field"))
@@ -114,8 +114,8 @@ def _task_key(task: Task, config: EvalConfig) -> str:
     return str(spec.get(config.id_field) or f"{task.split}/{task.index}")
 
 
-def _result(ep: Episode, config: EvalConfig, system: str | None, tokens: list[int | None]) -> TaskResult:
-    """``system``: the system message the episode's prompts began with; ``tokens``: each reply's, where known."""
+def _result(ep: Episode, config: EvalConfig, messages: list[dict], tokens: list[int | None]) -> TaskResult:
+    """``messages``: what the model was asked and replied; ``tokens``: each reply's, where known."""
     task: Task = ep.context
     reward = ep.reward
     return TaskResult(
@@ -135,6 +135,6 @@ def _result(ep: Episode, config: EvalConfig, system: str | None, tokens: list[in
         stop=ep.stop,
         error=ep.error,
         tokens=sum(tokens) if tokens and None not in tokens else None,
-        messages=([{"role": "system", "content": system}] if system else []) + [dict(m) for m in ep.chat],
+        messages=messages,
         step_rewards=list(ep.step_rewards),
     )

@@ -26,7 +26,7 @@ from openenv_prime.client.engine.episode import Episode
 from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.trl.environment import row_prompt
 from openenv_prime.trl.rewards import completion_text
-from openenv_prime.trl.tools import first_observation, over_budget
+from openenv_prime.trl.tools import first_observation, over_budget, over_text
 
 
 @dataclass
@@ -47,6 +47,7 @@ class ToolCallAsking:
         self.turns: dict[Episode, list[_Turn]] = {}
         self.base: str | None = None  # the eval's system prompt, the row prompt's (for the budget's measure)
         self.answered: set[Episode] = set()  # text episodes whose first reply, no tool call, was played as the reply
+        self.last: dict[Episode, dict[str, Any]] = {}  # the reply, calling no tool, that ended each episode's calls
 
     def prompt(self, protocol: EpisodeProtocol, base: str | None, episode: Episode) -> list[dict]:
         turns = self.turns.setdefault(episode, [])
@@ -54,11 +55,19 @@ class ToolCallAsking:
         messages = row_prompt(base)
         messages[-1] = {"role": "user", "content": first_observation(episode)}
         for i, turn in enumerate(turns):
-            answer = episode.chat[2 * i + 2]["content"]  # the engine's text after the call: observation or feedback
-            stepped = (turns[i + 1].steps if i + 1 < len(turns) else episode.steps) > turn.steps
-            content = turn.answered or (answer if stepped else str({"error": answer}))
+            if 2 * i + 2 < len(episode.chat):  # the engine's text after the call: observation or feedback
+                answer = episode.chat[2 * i + 2]["content"]
+                stepped = (turns[i + 1].steps if i + 1 < len(turns) else episode.steps) > turn.steps
+                content = turn.answered or (answer if stepped else str({"error": answer}))
+            else:  # the call ended the episode (a transcript's last turn)
+                content = over_text(episode)
             messages += [turn.message, {"role": "tool", "name": turn.name, "content": content}]
         return messages
+
+    def transcript(self, protocol: EpisodeProtocol, base: str | None, episode: Episode) -> list[dict]:
+        """The conversation as the model saw it, and the reply without a tool call that ended it (where one did)."""
+        last = self.last.get(episode)
+        return self.prompt(protocol, base, episode) + ([dict(last)] if last is not None else [])
 
     def reply(self, episode: Episode, answer: str) -> str | None:
         turns = self.turns.setdefault(episode, [])
@@ -67,6 +76,7 @@ class ToolCallAsking:
         message = getattr(answer, "message", None) or {"role": "assistant", "content": str(answer)}
         calls = [call for call in message.get("tool_calls") or [] if call.get("type") == "function"]
         if not calls:
+            self.last[episode] = message
             if turns or not episode.protocol.free_text:
                 return None
             self.answered.add(episode)

@@ -77,8 +77,7 @@ class OpenEnvToolEnvironment:
             env.sockets.run(episode.act(None))  # TRL keeps every turn of its tool loop: none can be left out
             return f"The episode is over: the conversation reached its prompt budget ({budget:,} characters)."
         if episode.finished:
-            reward = episode.reward
-            return f"The episode is over (reward {reward:g})." if reward is not None else "The episode is over."
+            return over_text(episode)
         if episode.steps == steps:  # not stepped: the engine's feedback on an invalid action
             raise ValueError(episode.message)
         return episode.message
@@ -89,6 +88,12 @@ def first_observation(episode: Episode) -> str:
     then the first observation; an MCP environment's tool listing is left out, its tools being declared."""
     own, text = episode.opening.system, episode.opening.observation
     return f"{own}\n\n{text}" if own else text
+
+
+def over_text(episode: Episode) -> str:
+    """What the tool call that ended ``episode`` answers."""
+    reward = episode.reward
+    return f"The episode is over (reward {reward:g})." if reward is not None else "The episode is over."
 
 
 def over_budget(tool_prompt: list[dict[str, str]], episode: Episode, budget: int) -> bool:

@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from rich.console import Console
 
 from openenv_prime.client.prompts.mcp import instructions
 from openenv_prime.evaluation import EvalSchedule
+from openenv_prime.evaluation.episodes import read_episodes
 from openenv_prime.evaluation.harness import EvalHarness
+from openenv_prime.evaluation.show import episode_panel
 from openenv_prime.trl import OpenEnvTRL, OpenEnvTRLConfig
 from openenv_prime.trl.policy import ToolCallReply, TransformersPolicy
 from openenv_prime.trl.tool_eval import ToolCallAsking
@@ -113,7 +116,7 @@ def test_a_tool_mode_eval_asks_through_tool_calls_as_training_does(echo_tools_se
         assert all(isinstance(r, ToolCallReply) and r.message["tool_calls"] for r in replies)  # parsed by TRL's parser
         return replies
 
-    harness = EvalHarness(openenv.eval_config(per_family=2), EvalSchedule(every=1))
+    harness = EvalHarness(openenv.eval_config(per_family=2), EvalSchedule(every=1), episodes=tmp_path / "episodes.jsonl")
     record = harness.maybe_run(1, policy=recording, asking=ToolCallAsking(tools, openenv.config.prompt_budget))
     assert record["overall"] == 1.0 and record["eval_episodes"] == 4 and record["eval_replies"] == 8
     first_turns = [p for p in asked if len(p) == 2]
@@ -129,6 +132,14 @@ def test_a_tool_mode_eval_asks_through_tool_calls_as_training_does(echo_tools_se
     texts = [m.get("content") or "" for p in asked for m in p]
     assert not any(instructions() in t or "Tools you can call" in t for t in texts)  # no text protocol
     openenv.close()
+    rows = read_episodes(tmp_path / "episodes.jsonl")  # each episode's record: the conversation as the model saw it
+    assert len(rows) == 4
+    for episode in rows:
+        assert [m["role"] for m in episode["messages"]] == ["system", "user", "assistant", "tool", "assistant", "tool"]
+        assert episode["messages"][-1]["content"] == "The episode is over (reward 1)."
+        shown = Console(width=200, record=True)
+        shown.print(episode_panel(episode, max_chars=0))
+        assert '{"name": "echo_message", "arguments": {"message": "' in shown.export_text()  # show prints the calls
 
 
 def test_mcp_tools_drive_grpo_training_and_its_evals(echo_tools_server, tmp_path, monkeypatch):
