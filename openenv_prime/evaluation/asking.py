@@ -16,8 +16,9 @@ from openenv_prime.client.prompts.render import EpisodeProtocol
 
 
 class Asking(Protocol):
-    def prompt(self, protocol: EpisodeProtocol, base: str | None, episode: Episode) -> list[dict]:
-        """The messages the policy is asked with for ``episode``'s next reply (``base``: the eval's system prompt)."""
+    def prompt(self, protocol: EpisodeProtocol, base: str | None, episode: Episode) -> list[dict] | None:
+        """The messages the policy is asked with for ``episode``'s next reply (``base``: the eval's system prompt);
+        None ends the episode unasked (its model made its last move)."""
         ...
 
     def reply(self, episode: Episode, answer: str) -> str | None:

@@ -67,17 +67,19 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, spelling: Spelli
     generated: dict[Episode, list[int | None]] = {ep: [] for ep in episodes}  # tokens of each reply, where known
 
     async def replies(active: list[Episode]) -> list[str | None]:
-        prompts = [asking.prompt(plan.protocol, config.system_prompt, ep) for ep in active]
-        answers = await policy.complete(prompts)
-        if not isinstance(answers, list) or len(answers) != len(active):
+        prompts = {ep: asking.prompt(plan.protocol, config.system_prompt, ep) for ep in active}
+        asked = [ep for ep in active if prompts[ep] is not None]  # None: the episode ends unasked
+        answers = await policy.complete([prompts[ep] for ep in asked]) if asked else []
+        if not isinstance(answers, list) or len(answers) != len(asked):
             got = len(answers) if isinstance(answers, list) else type(answers).__name__
             raise ValueError(
-                f"{type(policy).__name__}.complete() returned {got} replies for {len(active)} prompts; "
+                f"{type(policy).__name__}.complete() returned {got} replies for {len(asked)} prompts; "
                 "it must return one reply text per prompt"
             )
-        for ep, answer in zip(active, answers):
+        answered = dict(zip(asked, answers))
+        for ep, answer in answered.items():
             generated[ep].append(reply_tokens(answer))
-        return [asking.reply(ep, answer) for ep, answer in zip(active, answers)]
+        return [asking.reply(ep, answered[ep]) if ep in answered else None for ep in active]
 
     stopped = None
     try:

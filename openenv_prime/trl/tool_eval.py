@@ -45,13 +45,24 @@ class ToolCallAsking:
         self.replies = {tool.__name__: tool.reply_text for tool in tools if hasattr(tool, "reply_text")}
         self.prompt_budget = prompt_budget
         self.turns: dict[Episode, list[_Turn]] = {}
-        self.base: str | None = None  # the eval's system prompt, the row prompt's (for the budget's measure)
         self.answered: set[Episode] = set()  # text episodes whose first reply, no tool call, was played as the reply
         self.last: dict[Episode, dict[str, Any]] = {}  # the reply, calling no tool, that ended each episode's calls
 
-    def prompt(self, protocol: EpisodeProtocol, base: str | None, episode: Episode) -> list[dict]:
+    def prompt(self, protocol: EpisodeProtocol, base: str | None, episode: Episode) -> list[dict] | None:
+        """The conversation TRL's tool loop would ask with; None where training would have ended the episode (a text
+        episode's call-less reply played, or a conversation past the budget after a call)."""
         turns = self.turns.setdefault(episode, [])
-        self.base = base
+        if episode in self.answered or (turns and over_budget(row_prompt(base), episode, self.prompt_budget)):
+            return None
+        return self._conversation(base, episode)
+
+    def transcript(self, protocol: EpisodeProtocol, base: str | None, episode: Episode) -> list[dict]:
+        """The conversation as the model saw it, and the reply without a tool call that ended it (where one did)."""
+        last = self.last.get(episode)
+        return self._conversation(base, episode) + ([dict(last)] if last is not None else [])
+
+    def _conversation(self, base: str | None, episode: Episode) -> list[dict]:
+        turns = self.turns.get(episode, [])
         messages = row_prompt(base)
         messages[-1] = {"role": "user", "content": first_observation(episode)}
         for i, turn in enumerate(turns):
@@ -64,15 +75,8 @@ class ToolCallAsking:
             messages += [turn.message, {"role": "tool", "name": turn.name, "content": content}]
         return messages
 
-    def transcript(self, protocol: EpisodeProtocol, base: str | None, episode: Episode) -> list[dict]:
-        """The conversation as the model saw it, and the reply without a tool call that ended it (where one did)."""
-        last = self.last.get(episode)
-        return self.prompt(protocol, base, episode) + ([dict(last)] if last is not None else [])
-
     def reply(self, episode: Episode, answer: str) -> str | None:
         turns = self.turns.setdefault(episode, [])
-        if episode in self.answered or (turns and over_budget(row_prompt(self.base), episode, self.prompt_budget)):
-            return None  # training ends such an episode after the call that outgrew the budget
         message = getattr(answer, "message", None) or {"role": "assistant", "content": str(answer)}
         calls = [call for call in message.get("tool_calls") or [] if call.get("type") == "function"]
         if not calls:

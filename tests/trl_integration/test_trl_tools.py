@@ -129,6 +129,7 @@ def test_a_tool_mode_eval_plays_a_text_environment_as_training_does(gold_fields_
         assert all("<tool_call>" in prompt and "Noted. Reply once more" in prompt for prompt in asked[4:])
     else:  # played as the one reply, then the episode ends unfinished, as training's reward function ends it
         assert record["overall"] == 0.0 and record["eval_replies"] == 4 and record["eval_episodes"] == 4
+        assert len(asked) == 4  # the model is not asked again for an episode training would have ended
     assert not gold_in(asked)
 
 
