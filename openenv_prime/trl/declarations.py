@@ -73,9 +73,10 @@ def python_name(text: str, taken: Collection[str] = frozenset(), *, lower: bool 
     """``text`` as a Python identifier that is no keyword and not in ``taken`` (``from`` -> ``from_``,
     ``start-date`` -> ``start_date``, a second ``name`` -> ``name_2``); one in ``reserved``, or one that would start
     with a digit, gets ``prefix`` (``reset`` -> ``call_reset``)."""
-    name = re.sub(r"\W+", "_", text).strip("_")
+    kept = "".join(c if f"a{c}".isidentifier() else " " for c in text)  # "²" is a word character, no name's
+    name = re.sub(r"\s+", "_", kept.strip()).strip("_")
     name = name.lower() if lower else name
-    if not name or name[0].isdigit() or name in reserved:
+    if not name[:1].isidentifier() or name in reserved:  # empty, or starting with a digit or a "·"
         name = f"{prefix}_{name}".rstrip("_")
     if keyword.iskeyword(name) or name == "self":
         name += "_"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from rich.console import Console
 
 from openenv_prime.client.prompts.mcp import instructions
@@ -166,3 +168,14 @@ def test_mcp_tools_drive_grpo_training_and_its_evals(echo_tools_server, tmp_path
     assert trainer.state.global_step == 2 and openenv.reward.groups == 4
     assert declared and all(names == ["echo_message"] for names in declared)  # the evals declared the tools too
     assert [r["step"] for r in callback.harness.records] == [0, 2]
+
+
+@given(st.text(max_size=12), st.sets(st.text(min_size=1, max_size=6), max_size=4))
+def test_any_tool_or_argument_name_becomes_a_free_python_identifier(text, taken):
+    import keyword
+
+    from openenv_prime.trl.declarations import python_name
+    from openenv_prime.trl.mcp_tools import RESERVED
+
+    name = python_name(text, taken, prefix="call", reserved=RESERVED)
+    assert name.isidentifier() and not keyword.iskeyword(name) and name not in taken and name not in RESERVED
