@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from openenv_prime.client.server_settings import Spelling
+from openenv_prime.evaluation.asking import Asking
 from openenv_prime.evaluation.calling_thread import CallingThread
 from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.episodes import DEFAULT_EPISODES_PER_FAMILY, episode_rows, write_episodes
@@ -113,7 +114,7 @@ class EvalHarness:
         return self.schedule.due(step) and not any(r["step"] == step for r in self.records)
 
     def maybe_run(self, step: int, sampler: Any = None, *, policy: Policy | Callable | None = None,
-                  shards: Shards | None = None, **counters: float) -> dict[str, Any] | None:
+                  shards: Shards | None = None, asking: Asking | None = None, **counters: float) -> dict[str, Any] | None:
         """Evaluate if due (blocking); the record, or None when no eval was due. A policy that is a plain function
         runs on this thread (where a trainer's device is set), and so do the shards' collectives; the eval's sockets
         run on a thread of their own meanwhile (:mod:`.calling_thread`). Inside a running event loop, ``await
@@ -128,19 +129,21 @@ class EvalHarness:
             raise RuntimeError("maybe_run() was called inside a running event loop; use `await harness.maybe_run_async(...)`")
         chosen, shards = self._chosen(policy, counters), shards if shards is not None else self.shards
         here = CallingThread()
-        played = here.run(self._play(as_policy(chosen, run=here.call), shards))
+        played = here.run(self._play(as_policy(chosen, run=here.call), shards, asking))
         return self._finish(step, self._joined(played, shards), sampler, counters, shards)
 
     async def maybe_run_async(self, step: int, sampler: Any = None, *, policy: Policy | Callable | None = None,
-                              shards: Shards | None = None, **counters: float) -> dict[str, Any] | None:
+                              shards: Shards | None = None, asking: Asking | None = None,
+                              **counters: float) -> dict[str, Any] | None:
         """:meth:`maybe_run` on the caller's event loop. ``policy`` and ``shards`` override the harness's for this
-        eval (a trainer's model changes between evals); ``counters`` are the trainer's own (tokens, seconds...).
+        eval (a trainer's model changes between evals); ``asking``: how the policy is asked and its answers read
+        (:mod:`.asking`; default: the text protocol); ``counters`` are the trainer's own (tokens, seconds...).
         A policy that is a plain function runs in a worker thread here, and the shards' gather blocks this loop
         once the share is played: a loop with a model bound to its thread (a GPU) calls :meth:`maybe_run`."""
         if not self.due(step):
             return None
         chosen, shards = self._chosen(policy, counters), shards if shards is not None else self.shards
-        played = await self._play(as_policy(chosen), shards)
+        played = await self._play(as_policy(chosen), shards, asking)
         return self._finish(step, self._joined(played, shards), sampler, counters, shards)
 
     def _chosen(self, policy: Policy | Callable | None, counters: dict[str, float]) -> Policy | Callable:
@@ -152,13 +155,13 @@ class EvalHarness:
             raise ValueError("no policy to evaluate: pass policy= to EvalHarness or to maybe_run")
         return chosen
 
-    async def _play(self, policy: Policy, shards: Shards | None) -> EvalResult | _Share:
+    async def _play(self, policy: Policy, shards: Shards | None, asking: Asking | None) -> EvalResult | _Share:
         """The eval, or with ``shards`` this process's share of it, kept with its failure for :meth:`_joined`."""
         if shards is None:
-            return await run_eval_async(self.config, policy, spelling=self.spelling)
+            return await run_eval_async(self.config, policy, spelling=self.spelling, asking=asking)
         try:
             return _Share(await run_eval_async(self.config, policy, spelling=self.spelling,
-                                               shard=(shards.index, shards.count)))
+                                               shard=(shards.index, shards.count), asking=asking))
         except Exception as err:
             return _Share(None, err)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from openenv_prime.evaluation.config import EvalConfig
@@ -41,9 +43,10 @@ class TaskResult(BaseModel):
     """Why the episode failed without the environment scoring it (e.g. an action the server refused as too large)."""
     tokens: int | None = None
     """Tokens the model generated over the episode's replies, where the policy reports them (None: unknown)."""
-    messages: list[dict[str, str]] = Field([], exclude=True)
+    messages: list[dict[str, Any]] = Field([], exclude=True)
     """The conversation: the system message the model was sent (when any), then every user message (the
-    observations, the feedback on invalid replies) and every reply, in order. Kept in the episodes file
+    observations, the feedback on invalid replies) and every reply, in order (a tool-mode eval's: the assistant
+    messages with their ``tool_calls`` and the ``tool`` messages answering them, as TRL's tool loop keeps them). Kept in the episodes file
     (:mod:`~openenv_prime.evaluation.episodes`), not in the report; a long episode's prompts left out its oldest turns
     (``prompt_budget``), so a late reply may not have seen all of them."""
     step_rewards: list[float | None] = Field([], exclude=True)

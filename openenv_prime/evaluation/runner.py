@@ -24,6 +24,7 @@ from openenv_prime.client.engine.failures import EnvironmentFailing, ErrorStreak
 from openenv_prime.client.server_settings import Spelling
 from openenv_prime.client.setup import EnvironmentSetup, Prepared
 from openenv_prime.client.wire.session_pool import SessionPool
+from openenv_prime.evaluation.asking import AskInText, Asking
 from openenv_prime.evaluation.calling_thread import CallingThread
 from openenv_prime.evaluation.config import EvalConfig
 from openenv_prime.evaluation.policy import Policy, as_policy, reply_tokens
@@ -33,7 +34,7 @@ from openenv_prime.samplers.task import Task
 
 
 def run_eval(config: EvalConfig, policy: Policy | Callable[[list[list[dict]]], Any], *,
-             spelling: Spelling | None = None) -> EvalResult:
+             spelling: Spelling | None = None, asking: Asking | None = None) -> EvalResult:
     """Runs the eval to completion (blocking). ``policy`` is a :class:`Policy`, or a plain function ``prompts ->
     replies`` (an in-process model), which runs on this thread while the eval's sockets run on a thread of their own
     (:mod:`.calling_thread`), as in :meth:`EvalHarness.maybe_run`. Inside a running event loop, ``await
@@ -42,25 +43,27 @@ def run_eval(config: EvalConfig, policy: Policy | Callable[[list[list[dict]]], A
         asyncio.get_running_loop()
     except RuntimeError:
         if isinstance(policy, Policy):
-            return asyncio.run(run_eval_async(config, policy, spelling=spelling))
+            return asyncio.run(run_eval_async(config, policy, spelling=spelling, asking=asking))
         here = CallingThread()
-        return here.run(run_eval_async(config, as_policy(policy, run=here.call), spelling=spelling))
+        return here.run(run_eval_async(config, as_policy(policy, run=here.call), spelling=spelling, asking=asking))
     raise RuntimeError("run_eval() was called inside a running event loop; use `await run_eval_async(config, policy)`")
 
 
 async def run_eval_async(config: EvalConfig, policy: Policy, *, spelling: Spelling | None = None,
-                         shard: tuple[int, int] = (0, 1)) -> EvalResult:
+                         shard: tuple[int, int] = (0, 1), asking: Asking | None = None) -> EvalResult:
     """Chooses ``per_family`` tasks per family from the seed, plays them and scores them per family.
 
     ``spelling`` is how the caller's user sets the `EvalConfig` fields (the MLX trainer's: ``environment.test_split``
     for ``split``...), so errors and notes name the caller's setting; None: `openenv-prime eval`'s flags.
     ``shard=(k, n)`` plays only the chosen tasks ``k::n``, for n processes that share one eval
-    (:func:`~openenv_prime.evaluation.result.combine` joins their results)."""
+    (:func:`~openenv_prime.evaluation.result.combine` joins their results). ``asking``: how the policy is asked and
+    its answers read (:mod:`~openenv_prime.evaluation.asking`; default: the text protocol)."""
     started = time.perf_counter()
     index, count = shard
     if count < 1 or not 0 <= index < count:
         raise ValueError(f"shard {shard} is not (k, n) with 0 <= k < n")
     names = spelling or config.spelling
+    asking = asking if asking is not None else AskInText()
     plan = await asyncio.to_thread(_plan, config, names)
     rules = config.rules()
     pool = SessionPool(config.base_url, timeout=config.timeout)
@@ -71,19 +74,20 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, spelling: Spelli
     ]
     generated: dict[Episode, list[int | None]] = {ep: [] for ep in episodes}  # tokens of each reply, where known
 
-    async def replies(active: list[Episode]) -> list[str]:
-        # the environment's own instructions, else ours (the config's system prompt); then the reply format
-        prompts = [plan.protocol.prompt(config.system_prompt, ep.chat, ep.opening) for ep in active]
-        answers = await policy.complete(prompts)
-        if not isinstance(answers, list) or len(answers) != len(active):
+    async def replies(active: list[Episode]) -> list[str | None]:
+        prompts = {ep: asking.prompt(plan.protocol, config.system_prompt, ep) for ep in active}
+        asked = [ep for ep in active if prompts[ep] is not None]  # None: the episode ends unasked
+        answers = await policy.complete([prompts[ep] for ep in asked]) if asked else []
+        if not isinstance(answers, list) or len(answers) != len(asked):
             got = len(answers) if isinstance(answers, list) else type(answers).__name__
             raise ValueError(
-                f"{type(policy).__name__}.complete() returned {got} replies for {len(active)} prompts; "
+                f"{type(policy).__name__}.complete() returned {got} replies for {len(asked)} prompts; "
                 "it must return one reply text per prompt"
             )
-        for ep, answer in zip(active, answers):
+        answered = dict(zip(asked, answers))
+        for ep, answer in answered.items():
             generated[ep].append(reply_tokens(answer))
-        return [str(answer) for answer in answers]
+        return [asking.reply(ep, answered[ep]) if ep in answered else None for ep in active]
 
     stopped = None
     try:
@@ -94,7 +98,7 @@ async def run_eval_async(config: EvalConfig, policy: Policy, *, spelling: Spelli
         await pool.close()
         await asyncio.gather(*(ep.session.close() for ep in episodes if ep.session is not None), return_exceptions=True)
     played = [ep for ep in episodes if ep.finished]
-    results = [_result(ep, config, plan.protocol.system_prompt(config.system_prompt, ep.opening), generated[ep])
+    results = [_result(ep, config, asking.transcript(plan.protocol, config.system_prompt, ep), generated[ep])
                for ep in played]
     families = sorted({r.family for r in results}, key=family_sort_key)
     silent = never_ending(played, action_setting=names("action_field"))
@@ -120,8 +124,8 @@ def _task_key(task: Task, config: EvalConfig) -> str:
     return str(spec.get(config.id_field) or f"{task.split}/{task.index}")
 
 
-def _result(ep: Episode, config: EvalConfig, system: str | None, tokens: list[int | None]) -> TaskResult:
-    """``system``: the system message the episode's prompts began with; ``tokens``: each reply's, where known."""
+def _result(ep: Episode, config: EvalConfig, messages: list[dict], tokens: list[int | None]) -> TaskResult:
+    """``messages``: what the model was asked and replied; ``tokens``: each reply's, where known."""
     task: Task = ep.context
     reward = ep.reward
     return TaskResult(
@@ -141,6 +145,6 @@ def _result(ep: Episode, config: EvalConfig, system: str | None, tokens: list[in
         stop=ep.stop,
         error=ep.error,
         tokens=sum(tokens) if tokens and None not in tokens else None,
-        messages=([{"role": "system", "content": system}] if system else []) + [dict(m) for m in ep.chat],
+        messages=messages,
         step_rewards=list(ep.step_rewards),
     )

@@ -3,6 +3,7 @@ each step paid, and why the episode ended."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, Iterable
 
 from rich.console import Group
@@ -10,7 +11,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.text import Text
 
-ROLE_STYLES = {"system": "dim", "user": "cyan", "assistant": "green"}
+ROLE_STYLES = {"system": "dim", "user": "cyan", "assistant": "green", "tool": "yellow"}
 
 
 def choose(rows: list[dict[str, Any]], *, step: int | None = None, family: str | None = None, failed: bool = False,
@@ -44,7 +45,7 @@ def episode_panel(row: dict[str, Any], max_chars: int = 800) -> Panel:
     for message in row.get("messages", []):
         role = message.get("role", "?")
         parts.append(Text(role, style=f"bold {ROLE_STYLES.get(role, '')}"))
-        parts.append(Text(_cut(message.get("content", ""), max_chars)))
+        parts.append(Text(_cut(_said(message), max_chars)))
     if not row.get("messages"):
         parts.append(Text("(no messages recorded)", style="dim"))
     reward = row.get("reward")
@@ -67,6 +68,13 @@ def episode_panel(row: dict[str, Any], max_chars: int = 800) -> Panel:
 def _rewards(values: Iterable[float | None]) -> str:
     shown = ["none" if v is None else f"{v:g}" for v in values]
     return "[" + ", ".join(shown) + "]"
+
+
+def _said(message: dict[str, Any]) -> str:
+    """A message's text, and the tool calls it made (a tool-mode eval's replies are calls)."""
+    text = message.get("content") or ""
+    calls = [call.get("function", call) for call in message.get("tool_calls") or [] if isinstance(call, dict)]
+    return "\n".join([text] * bool(text) + [json.dumps(call, ensure_ascii=False) for call in calls])
 
 
 def _cut(text: str, max_chars: int) -> str:

@@ -9,6 +9,8 @@ On several processes every process runs the callback at the same points: at each
 processes compare a digest of their copies of the sampler and stop together if they differ (:mod:`.replicas`); each
 eval is shared, every process playing its share of the tasks with its model (under FSDP or ZeRO-3 in lockstep,
 through TRL's own unwrapping for generation) and every process holding the one record, which process 0 logs.
+A tool-mode run's eval asks through the tools the trainer declares and plays the calls its model makes
+(:mod:`.tool_eval`), as its training does.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from transformers import Trainer, TrainerCallback
 from openenv_prime.evaluation.harness import EvalHarness
 from openenv_prime.trl.policy import Lockstep, TransformersPolicy
 from openenv_prime.trl.replicas import ReplicaMismatch, digest
+from openenv_prime.trl.tool_eval import ToolCallAsking
 
 STATE_KEY = "OpenEnvPrime"
 """Where the sampler's state lives in a checkpoint's trainer_state.json (``stateful_callbacks``)."""
@@ -99,18 +102,29 @@ class OpenEnvCallback(TrainerCallback):
         self._same_everywhere(step)
         replicas = self.openenv.rows.replicas
         self.openenv.env.close_sessions()  # the eval opens its own sessions
+        tools, asking = self._tool_calls()
         with timers.time("eval"), self._model_for_generation() as (model, sharded):
-            policy = TransformersPolicy(model, tokenizer, max_new_tokens=self.max_new_tokens)
+            policy = TransformersPolicy(model, tokenizer, max_new_tokens=self.max_new_tokens, tools=tools,
+                                        chat_template=getattr(self.trainer, "chat_template", None),
+                                        chat_template_kwargs=getattr(self.trainer, "chat_template_kwargs", None))
             lockstep = sharded if self.lockstep is None else self.lockstep
             if lockstep and replicas.count > 1:
                 policy = shards = Lockstep(policy, replicas)
             else:
                 shards = replicas if replicas.count > 1 else None
-            record = self.harness.maybe_run(step, self.openenv.sampler, policy=policy, shards=shards)
+            record = self.harness.maybe_run(step, self.openenv.sampler, policy=policy, shards=shards, asking=asking)
         metrics = {f"openenv/eval/{family}/accuracy": acc for family, acc in record["accuracy"].items()}
         metrics["openenv/eval/accuracy"] = record["overall"]
         metrics.update({f"openenv/sampler/{name}": record[name] for name in ("episodes", "cost") if name in record})
         Trainer.log(self.trainer, metrics)  # the base logger: GRPOTrainer.log would fold in and clear its step metrics
+
+    def _tool_calls(self) -> tuple[list | None, ToolCallAsking | None]:
+        """In tool mode, the tools the trainer declares and the eval's asking through them (eval = train); else
+        none, and the eval asks in text as text mode trains."""
+        tools = getattr(self.trainer, "tools", None) if self.openenv.tool_mode else None
+        if not tools:
+            return None, None
+        return tools, ToolCallAsking(tools, self.openenv.config.prompt_budget)
 
     @contextmanager
     def _model_for_generation(self) -> Iterator[tuple[Any, bool]]:

@@ -14,6 +14,7 @@ from typing import Sequence
 
 from openenv_prime.client.engine.episode import Episode, play_in_waves
 from openenv_prime.client.engine.failures import ErrorStreak
+from openenv_prime.client.prompts.mcp import Tool
 from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.client.setup import EnvironmentSetup
 from openenv_prime.client.wire.session_pool import SessionPool
@@ -58,10 +59,19 @@ class TaskEnvironment:
         return [self.protocol.prompt(self.config.system_prompt, ep.chat, ep.opening) for ep in episodes]
 
     def tool_prompt(self) -> list[dict[str, str]]:
-        """A tool-mode row's prompt: the base system prompt (TRL adds the tools) and an empty user message, which
-        the first observation fills."""
-        base = self.config.system_prompt
-        return ([{"role": "system", "content": base}] if base else []) + [{"role": "user", "content": ""}]
+        """A tool-mode row's prompt (:func:`row_prompt` of the run's system prompt)."""
+        return row_prompt(self.config.system_prompt)
+
+    def listed_tools(self) -> tuple[Tool, ...]:
+        """An MCP environment's tools, as the first train task's reset lists them: tool mode declares them to TRL
+        once, before any rollout (a task's own calls are still checked against the tools its reset lists)."""
+        episode = self.episode(self.tasks[0])
+        self.sockets.run(play_in_waves(self.pool, [episode], _stop_all, limit=1))
+        if episode.opening is None or episode.opening.tools is None:
+            raise ValueError(f"{self.env_name!r} listed no tools after resetting task {self.tasks[0].index} of split "
+                             f"{self.config.train_split!r} (the episode ended at its reset), so tool mode has no tools "
+                             "to declare to TRL; train it in text mode (tool_mode=False)")
+        return episode.opening.tools
 
     def play_replies(self, tasks: Sequence[Task], replies: Sequence[str]) -> list[Episode]:
         """Each task's episode played with one reply (text mode); an episode still open after it is stopped. The
@@ -100,6 +110,12 @@ class TaskEnvironment:
         if not self.sockets.loop.is_closed():
             self.close_sessions()
             self.sockets.close()
+
+
+def row_prompt(base: str | None) -> list[dict[str, str]]:
+    """A tool-mode row's prompt: the base system prompt (TRL adds the tools) and an empty user message, which
+    the first observation fills."""
+    return ([{"role": "system", "content": base}] if base else []) + [{"role": "user", "content": ""}]
 
 
 async def _stop_all(active: list[Episode]) -> list[None]:

@@ -1,7 +1,10 @@
 """The trainer's own model as an eval policy: greedy replies generated in this process.
 
 Prompts go through the tokenizer's chat template with ``add_generation_prompt=True``, as ``GRPOTrainer`` renders its
-training prompts, so an eval asks the model exactly what training asked. A policy here is a plain function of the
+training prompts, so an eval asks the model exactly what training asked. In tool mode (``tools``: the methods TRL
+declares, with the trainer's chat template) the tools are rendered into every prompt and each reply is parsed into
+its tool calls by TRL's own ``parse_response``, as ``GRPOTrainer`` parses its completions: the reply's ``message``
+(:class:`ToolCallReply`), which :class:`~openenv_prime.trl.tool_eval.ToolCallAsking` plays. A policy here is a plain function of the
 prompts: the eval harness (``EvalHarness.maybe_run``) calls it on the trainer's thread, where the process's device is
 set, while the eval's sockets keep answering the server from a thread of their own.
 
@@ -19,6 +22,17 @@ from openenv_prime.evaluation.policy import Reply
 from openenv_prime.trl.replicas import Replicas
 
 _FILLER = [{"role": "user", "content": ""}]
+
+
+class ToolCallReply(Reply):
+    """A reply and the assistant message TRL's parser read out of it (``tool_calls`` where it made any)."""
+
+    message: dict[str, Any]
+
+    def __new__(cls, text: str, tokens: int | None, message: dict[str, Any]) -> "ToolCallReply":
+        reply = super().__new__(cls, text, tokens)
+        reply.message = message
+        return reply
 """The prompt a process generates for when it has fewer batches than another in a lockstep round."""
 
 
@@ -26,7 +40,8 @@ class TransformersPolicy:
     """:class:`~openenv_prime.evaluation.policy.Policy` over a transformers causal LM (left-padded batches)."""
 
     def __init__(self, model: Any, tokenizer: Any, *, max_new_tokens: int, batch_size: int = 32,
-                 chat_template_kwargs: dict[str, Any] | None = None):
+                 chat_template_kwargs: dict[str, Any] | None = None, tools: list | None = None,
+                 chat_template: str | None = None):
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
         self.model = model
@@ -34,6 +49,9 @@ class TransformersPolicy:
         self.max_new_tokens = max_new_tokens
         self.batch_size = batch_size
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
+        self.tools = list(tools or []) or None  # None, not []: a Llama template renders tool boilerplate for []
+        if self.tools is not None:
+            self.chat_template_kwargs.update(tools=self.tools, chat_template=chat_template)
 
     def __call__(self, prompts: list[list[dict]]) -> list[Reply]:
         return self.generate(prompts)
@@ -67,12 +85,24 @@ class TransformersPolicy:
                                               pad_token_id=pad)
                 if chunk is not None:
                     generated = out[:, batch["input_ids"].shape[1]:].tolist()
-                    texts = tok.batch_decode(generated, skip_special_tokens=True)
-                    replies += [Reply(text, _length(ids, tok.eos_token_id)) for text, ids in zip(texts, generated)]
+                    decoded = tok.batch_decode(generated, skip_special_tokens=True)
+                    replies += [self._reply(text, ids[:_length(ids, tok.eos_token_id)], prompt)
+                                for text, ids, prompt in zip(decoded, generated, chunk)]
         finally:
             tok.padding_side = side
             self.model.train(training)
         return replies
+
+
+    def _reply(self, text: str, ids: list[int], prompt: str) -> Reply:
+        """The reply (tokens up to and including the end of sequence); in tool mode with the message TRL's parser
+        reads out of those tokens, after the prompt's."""
+        if self.tools is None:
+            return Reply(text, len(ids))
+        from trl.chat_template_utils import parse_response
+
+        prefix = self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        return ToolCallReply(text, len(ids), parse_response(self.tokenizer, ids, prefix=prefix, tools=self.tools))
 
 
 def _length(ids: list[int], eos: int | None) -> int:

@@ -1,33 +1,35 @@
-"""TRL's ``environment_factory`` for an OpenEnv server: one object per generation, the action as a typed tool.
+"""TRL's ``environment_factory`` for an OpenEnv server: one object per generation, the action as typed tools.
 
 TRL makes one object per rollout, calls ``reset(**row)`` with the dataset row at the start of each episode (here:
 reset the row's task over ``/ws`` and return the first observation, rendered as every consumer renders it, gold
 fields hidden), and turns every other public method into a tool from its signature and its docstring's ``Args:``.
-The tool is built from the environment's action schema: the fields the model fills (as the client's
+For an environment with an action schema the tool is built from it: the fields the model fills (as the client's
 :class:`~openenv_prime.client.prompts.actions.ActionFormat` chooses them: required ones and those defaulting to null, never
 server settings), their JSON types as Python types, allowed values as ``Literal``, descriptions and bounds in
-``Args:``. A call is handed to the one episode engine as the reply it stands for, so validation, invalid-action
-feedback (raised, which TRL shows the model), step limits and the reward follow the engine's rules. TRL keeps every
-turn of its tool loop, so older turns cannot be left out of the prompt: an episode whose conversation (the system
-prompt, the observations, the calls' arguments; TRL's tool declarations not counted) would exceed ``prompt_budget``
-ends instead, scored on what it earned.
+``Args:``. An MCP environment (echo_env, OpenEnv's recommended style) has one method per tool it lists
+(:mod:`.mcp_tools`), listed once when the class is made; its first observation leaves the tool listing out, the
+declarations carry it. A call is handed to the one episode engine as the reply it stands for, so validation,
+invalid-action feedback (raised, which TRL shows the model), step limits and the reward follow the engine's rules.
+Each tool function's ``reply_text(arguments)`` is that reply, which a tool-mode eval plays too (:mod:`.tool_eval`).
+TRL keeps every turn of its tool loop, so older turns cannot be left out of the prompt: an episode whose
+conversation (the system prompt, the observations, the calls' arguments; TRL's tool declarations not counted) would
+exceed ``prompt_budget`` ends instead, scored on what it earned.
 """
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
-from typing import Any, Literal
+import sys
+from typing import Any, Callable
 
 from openenv_prime.client.engine.episode import Episode
-from openenv_prime.client.prompts import schema as js
 from openenv_prime.client.prompts.actions import ActionFormat
 from openenv_prime.client.prompts.budget import prompt_size
+from openenv_prime.trl.declarations import Argument, declare, field_text, hint, python_name
 from openenv_prime.trl.environment import TaskEnvironment
+from openenv_prime.trl.mcp_tools import RESERVED, tool_methods
 from openenv_prime.trl.rows import SamplerRows
-
-_TYPES = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list, "object": dict}
 
 
 class OpenEnvToolEnvironment:
@@ -58,11 +60,10 @@ class OpenEnvToolEnvironment:
             self.failure = f"{type(err).__name__}: {err}"
             return "The environment could not start this episode."
         self.episode = episode
-        own = self.episode.opening.system
-        return f"{own}\n\n{self.episode.chat[-1]['content']}" if own else self.episode.chat[-1]["content"]
+        return first_observation(episode)
 
-    def _act(self, arguments: dict[str, Any]) -> str:
-        """Play the tool call as the reply it stands for; the next observation, or an error TRL shows the model."""
+    def _act(self, reply: str) -> str:
+        """Play a tool call as the ``reply`` it stands for; the next observation, or an error TRL shows the model."""
         episode = self.episode
         if episode is None:
             raise ValueError("No episode is running: the environment was not reset.")
@@ -70,17 +71,34 @@ class OpenEnvToolEnvironment:
             raise ValueError("The episode is over; reply without calling a tool.")
         steps = episode.steps
         env = self._env
-        env.sockets.run(episode.act(reply_for(env.protocol.action_format, arguments)))
+        env.sockets.run(episode.act(reply))
         budget = env.config.prompt_budget
-        if not episode.finished and prompt_size(env.tool_prompt() + episode.chat) > budget:
+        if not episode.finished and over_budget(env.tool_prompt(), episode, budget):
             env.sockets.run(episode.act(None))  # TRL keeps every turn of its tool loop: none can be left out
             return f"The episode is over: the conversation reached its prompt budget ({budget:,} characters)."
         if episode.finished:
-            reward = episode.reward
-            return f"The episode is over (reward {reward:g})." if reward is not None else "The episode is over."
+            return over_text(episode)
         if episode.steps == steps:  # not stepped: the engine's feedback on an invalid action
             raise ValueError(episode.message)
         return episode.message
+
+
+def first_observation(episode: Episode) -> str:
+    """What ``reset`` returns: the environment's own instructions (a row's system prompt is made before its reset),
+    then the first observation; an MCP environment's tool listing is left out, its tools being declared."""
+    own, text = episode.opening.system, episode.opening.observation
+    return f"{own}\n\n{text}" if own else text
+
+
+def over_text(episode: Episode) -> str:
+    """What the tool call that ended ``episode`` answers."""
+    reward = episode.reward
+    return f"The episode is over (reward {reward:g})." if reward is not None else "The episode is over."
+
+
+def over_budget(tool_prompt: list[dict[str, str]], episode: Episode, budget: int) -> bool:
+    """Whether an episode's conversation has outgrown ``prompt_budget``: TRL keeps every turn, so it ends instead."""
+    return prompt_size(tool_prompt + episode.chat) > budget
 
 
 def reply_for(actions: ActionFormat, arguments: dict[str, Any]) -> str:
@@ -92,74 +110,52 @@ def reply_for(actions: ActionFormat, arguments: dict[str, Any]) -> str:
 
 
 def environment_factory(env: TaskEnvironment, rows: SamplerRows) -> type[OpenEnvToolEnvironment]:
-    """A class for ``GRPOTrainer(environment_factory=...)`` whose tool is the environment's action."""
+    """A class for ``GRPOTrainer(environment_factory=...)`` whose tools are the environment's action, or an MCP
+    environment's tools (listed once here, on the first train task)."""
     actions = env.protocol.action_format
     if actions is None:
-        raise ValueError(f"{env.env_name!r} is an MCP environment: its tools are listed at reset, not in its action "
-                         "schema, so tool mode cannot declare them to TRL; train it in text mode (tool_mode=False)")
-    name = tool_name(actions)
-    tool = _tool_function(name, actions)
+        methods, note = tool_methods(list(env.listed_tools()), env.config.observation_budget)
+        if note is not None:
+            print(f"warning: {note}", file=sys.stderr)
+    else:
+        name = tool_name(actions)
+        methods = {name: _tool_function(name, actions)}
     return type(f"{_camel(env.env_name)}ToolEnvironment", (OpenEnvToolEnvironment,),
-                {"_env": env, "_rows": rows, name: tool, "__module__": __name__})
+                {"_env": env, "_rows": rows, **methods, "__module__": __name__})
 
 
 def tool_name(actions: ActionFormat) -> str:
     """The one field's name (``answer``), else the action class's title without "Action" (``grid_world``), else ``act``."""
     if actions.field is not None:
-        return _identifier(actions.field)
+        return python_name(actions.field, lower=True, prefix="act", reserved=RESERVED)
     title = (actions.schema or {}).get("title") or ""
     snake = re.sub(r"(?<!^)(?=[A-Z])", "_", re.sub(r"Action$", "", title)).lower()
-    return _identifier(snake) if snake else "act"
+    return python_name(snake, lower=True, prefix="act", reserved=RESERVED) if snake else "act"
 
 
-def _tool_function(name: str, actions: ActionFormat):
+def _tool_function(name: str, actions: ActionFormat) -> Callable:
     root = actions.schema or {}
-    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    annotations: dict[str, Any] = {}
-    lines = []
-    for field, spec in actions.fields.items():
-        hint = _hint(spec, root)
-        required = field in actions.required or field == actions.field
-        annotations[field] = hint if required else hint | None
-        params.append(inspect.Parameter(field, inspect.Parameter.KEYWORD_ONLY, annotation=annotations[field],
-                                        **({} if required else {"default": None})))
-        lines.append(f"    {field}: {_arg_text(field, spec, root, actions)}")
-    annotations["return"] = str
+    arguments = [Argument(field, hint(spec, root), field in actions.required or field == actions.field,
+                          _arg_text(field, spec, root, actions))
+                 for field, spec in actions.fields.items()]
 
-    def tool(self: OpenEnvToolEnvironment, **arguments: Any) -> str:
-        return self._act({k: v for k, v in arguments.items() if v is not None})
+    def reply_text(given: dict[str, Any]) -> str:
+        return reply_for(actions, {key: value for key, value in given.items() if value is not None})
+
+    def tool(self: OpenEnvToolEnvironment, **given: Any) -> str:
+        return self._act(reply_text(given))
 
     about = root.get("description") if isinstance(root.get("description"), str) else ""
     summary = " ".join(about.split()) or f"Take one action in the environment ({root.get('title', 'its action')})."
-    tool.__name__ = tool.__qualname__ = name
-    tool.__doc__ = f"{summary}\n\nArgs:\n" + "\n".join(lines) + "\n\nReturns:\n    The environment's next observation."
-    tool.__signature__ = inspect.Signature(params, return_annotation=str)
-    tool.__annotations__ = annotations
-    return tool
-
-
-def _hint(spec: dict, root: dict) -> Any:
-    allowed = js.choices(spec, root)
-    if allowed is not None:
-        return Literal[tuple(allowed)]
-    return _TYPES.get(js.kind(spec, root) or "string", str)
+    tool.reply_text = reply_text
+    return declare(tool, name, summary, arguments)
 
 
 def _arg_text(field: str, spec: dict, root: dict, actions: ActionFormat) -> str:
     """The field's description, type and limits, and the values its description names, on one line."""
-    parts = [" ".join((js.resolve(spec, root).get("description") or f"The action's {field}.").split())]
-    limits = js.bounds(spec, root)
-    if limits:
-        parts.append(f"({limits})")
     about = actions.about.get(field)
-    if about is not None and about.values is not None:
-        parts.append("One of: " + ", ".join(str(v) for v in about.values) + ".")
-    return " ".join(parts)
-
-
-def _identifier(text: str) -> str:
-    name = re.sub(r"\W+", "_", text).strip("_").lower()
-    return name if name and not name[0].isdigit() and name != "reset" else f"act_{name}"
+    named = f" One of: {', '.join(str(v) for v in about.values)}." if about is not None and about.values is not None else ""
+    return field_text(field, spec, root, whose="action's ") + named
 
 
 def _camel(text: str) -> str:

@@ -54,3 +54,15 @@ def coding_server(tmp_path_factory):
 def instructed_server(tmp_path_factory):
     """tests/play/instructed_server.py: its own system prompt (an observation field) asks for <answer> tags."""
     yield from _play_server(tmp_path_factory, "instructed_server.py", "field")
+
+
+@pytest.fixture(scope="module")
+def echo_tools_server(tmp_path_factory):
+    """tests/play/mcp_tool_envs.py's `echo`: an MCP environment shaped like echo_env (one tool, echo_message)."""
+    yield from _play_server(tmp_path_factory, "mcp_tool_envs.py", "echo")
+
+
+@pytest.fixture(scope="module")
+def calendar_tools_server(tmp_path_factory):
+    """tests/play/mcp_tool_envs.py's `calendar`: 37 MCP tools with required arguments and page-long descriptions."""
+    yield from _play_server(tmp_path_factory, "mcp_tool_envs.py", "calendar")

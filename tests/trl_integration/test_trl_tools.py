@@ -96,6 +96,43 @@ def test_in_tool_mode_the_environments_own_instructions_open_the_first_observati
     openenv.close()
 
 
+@pytest.mark.parametrize("calls", [True, False], ids=["tool calls", "a plain answer"])
+def test_a_tool_mode_eval_plays_a_text_environment_as_training_does(gold_fields_server, tmp_path, calls):
+    """The eval's prompts carry the tool; each call TRL's parser reads is played as the reply it stands for, and a
+    first reply that calls no tool is played as the reply, as training's reward function plays it."""
+    import re
+
+    from trl.chat_template_utils import add_response_schema, qwen2_5_chat_template
+
+    from openenv_prime.evaluation.harness import EvalHarness
+    from openenv_prime.trl.tool_eval import ToolCallAsking
+    from tests.trl_integration.tiny import ScriptedModel, tool_call
+
+    asked: list[str] = []
+
+    def player(prompt: str) -> str:
+        asked.append(prompt)
+        a, b = re.findall(r"what is (\d+) plus (\d+)\?", prompt)[0]
+        answer = str(int(a) + int(b))
+        return tool_call("reply", reply=answer) if calls else answer
+
+    openenv, factory = factory_for(gold_fields_server, tmp_path)
+    tools = [factory().reply]
+    tokenizer = add_response_schema(tiny_tokenizer(qwen2_5_chat_template))
+    policy = TransformersPolicy(ScriptedModel(tokenizer, player), tokenizer, max_new_tokens=100, tools=tools)
+    harness = EvalHarness(openenv.eval_config(per_family=4), EvalSchedule(every=1))  # one family: every task
+    record = harness.maybe_run(1, policy=policy, asking=ToolCallAsking(tools, openenv.config.prompt_budget))
+    openenv.close()
+    assert asked and all('"name": "reply"' in prompt for prompt in asked)  # the tool declared in every prompt
+    if calls:  # the server asks twice: both calls played, the second scored
+        assert record["overall"] == 1.0 and record["eval_replies"] == 8
+        assert all("<tool_call>" in prompt and "Noted. Reply once more" in prompt for prompt in asked[4:])
+    else:  # played as the one reply, then the episode ends unfinished, as training's reward function ends it
+        assert record["overall"] == 0.0 and record["eval_replies"] == 4 and record["eval_episodes"] == 4
+        assert len(asked) == 4  # the model is not asked again for an episode training would have ended
+    assert not gold_in(asked)
+
+
 def test_tool_mode_trains_and_no_prompt_shows_a_gold_answer(gold_fields_server, tmp_path, monkeypatch):
     from trl import GRPOTrainer
     from trl.chat_template_utils import qwen2_5_chat_template

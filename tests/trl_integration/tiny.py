@@ -4,6 +4,7 @@ GRPOConfig settings for a few CPU steps: what every TRL test trains, in-process 
 from __future__ import annotations
 
 import string
+import json
 from pathlib import Path
 
 
@@ -47,3 +48,40 @@ def save_tiny(folder: Path, chat_template: str | None = None) -> Path:
     tiny_model(tokenizer).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+class ScriptedModel:
+    """A model whose replies a script writes from the prompt it was given (``script(prompt_text)``), in tokens, ending
+    with the end of sequence: a random tiny model never calls a tool, so where a test needs the calls a model that
+    reads its prompt would make, the weights are this script (the tokenizer, the chat template and TRL's parser are
+    real)."""
+
+    device = "cpu"
+    training = False
+
+    def __init__(self, tokenizer, script):
+        self.tokenizer = tokenizer
+        self.script = script
+
+    def eval(self):
+        return self
+
+    def train(self, mode=True):
+        return self
+
+    def generate(self, input_ids, attention_mask, max_new_tokens, pad_token_id, **_):
+        import torch
+
+        tok = self.tokenizer
+        rows = []
+        for ids, mask in zip(input_ids.tolist(), attention_mask.tolist()):
+            prompt = tok.decode([i for i, m in zip(ids, mask) if m], skip_special_tokens=False)
+            reply = tok(self.script(prompt), add_special_tokens=False)["input_ids"][:max_new_tokens - 1]
+            rows.append(ids + reply + [tok.eos_token_id])
+        width = max(map(len, rows))
+        return torch.tensor([r + [pad_token_id] * (width - len(r)) for r in rows])
+
+
+def tool_call(name: str, **arguments) -> str:
+    """A reply calling ``name`` as Qwen2.5's chat template writes tool calls (TRL parses them)."""
+    return f'<tool_call>\n{json.dumps({"name": name, "arguments": arguments})}\n</tool_call><|im_end|>'

@@ -131,14 +131,14 @@ def _arguments(tool: Tool) -> list[tuple[str, bool]]:
 
 def _with_arguments(tool: Tool) -> list[str]:
     arguments = ", ".join(name if needed else f"{name}?" for name, needed in _arguments(tool))
-    return [f"- {tool.name}({arguments}): {_first_sentence(tool.description)}"]
+    return [f"- {tool.name}({arguments}): {first_sentence(tool.description)}"]
 
 
 def _with_required(tool: Tool, sentence: int | None = 100) -> list[str]:
     arguments = _arguments(tool)
     required = [name for name, needed in arguments if needed]
     more = ", ..." if len(required) < len(arguments) else ""
-    said = f": {_first_sentence(tool.description, sentence)}" if sentence else ""
+    said = f": {first_sentence(tool.description, sentence)}" if sentence else ""
     return [f"- {tool.name}({', '.join(required)}{more}){said}"]
 
 
@@ -159,7 +159,7 @@ _LEVELS = ((_full, "", ""),
            (_required_only, "optional arguments (...), descriptions and input schemas", _ELIDED))
 
 
-def _first_sentence(text: str, limit: int = 100) -> str:
+def first_sentence(text: str, limit: int = 100) -> str:
     """The description's first sentence, at most ``limit`` characters."""
     squashed = " ".join(text.split())
     first = re.split(r"(?<=[.!?])\s", squashed, maxsplit=1)[0]

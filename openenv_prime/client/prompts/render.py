@@ -95,13 +95,21 @@ class _Session(Protocol):
 
 @dataclass(frozen=True)
 class Opening:
-    """The start of one episode: the reset's frame, the first user message, (MCP) the tools listed, and the
-    environment's own system text, taken out of the first user message (None when it brings none)."""
+    """The start of one episode: the reset's frame, the first user message, (MCP) the tools listed and their text
+    (``listing``, the end of ``text``), and the environment's own system text, taken out of the first user message
+    (None when it brings none)."""
 
     result: StepResult
     text: str
     tools: tuple[mcp.Tool, ...] | None = None
     system: str | None = None
+    listing: str | None = None
+
+    @property
+    def observation(self) -> str:
+        """The first user message without the tool listing: what a model whose tools are declared to it (TRL's
+        tool mode) is shown."""
+        return self.text.removesuffix(f"\n\n{self.listing}") if self.listing else self.text
 
 
 class EpisodeProtocol:
@@ -213,7 +221,7 @@ class EpisodeProtocol:
         listed, note = mcp.tools_listing(list(tools), self.settings.observation_budget)
         if note is not None:
             self.budget_notes[note] = None
-        return Opening(opening.result, f"{opening.text}\n\n{listed}", tools, opening.system)
+        return Opening(opening.result, f"{opening.text}\n\n{listed}", tools, opening.system, listed)
 
     def opening(self, result: StepResult, split: str | None = None) -> Opening:
         """A reset's frame as an episode's opening (before any tool listing): the first user message, and the
