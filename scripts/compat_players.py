@@ -250,6 +250,9 @@ def _object_reading(system: str, observed: list[Any], request: dict[str, Any] | 
     said = [m for m in _USE.findall(latest) if m.casefold() in {str(v).casefold() for v in values}]
     pick = _typed(said[0] if said else values[0], fields[target].group("about") if target in fields else "")
     reply = {**example, target: pick}
+    steps = _instructed(fields, target, values, request) if request else None
+    if steps is not None:
+        return Reading(values, steps.get(target, pick), json.dumps({**example, **steps}))
     named = _tool_fields(system)
     if named and tools:
         pick = next((v for v in values if re.search(r"call", str(v), re.IGNORECASE)), pick)
@@ -258,6 +261,30 @@ def _object_reading(system: str, observed: list[Any], request: dict[str, Any] | 
         arguments = {k: _PLACEHOLDERS.get((schema.get("properties") or {}).get(k, {}).get("type"), "hello") for k in required}
         reply = {**example, target: pick, named[0]: name, named[1]: arguments}
     return Reading(values, pick, json.dumps(reply))
+
+
+_QUOTED = re.compile(r"`([^`\n]+)`")
+_ENDS = re.compile(r"(?:^|;)\s*(?P<value>\w+) [^;]*\bends the episode\b")
+
+
+def _instructed(fields: dict[str, re.Match], target: str, values: list[Any],
+                request: dict[str, Any]) -> dict[str, Any] | None:
+    """What the task's text tells the reader to do, in a JSON-object format with a command field beside the field of
+    stated values (tbench2_env's card: `action_type` "exec" or "evaluate", `command`): each command the task quotes
+    (`echo hello > answer.txt`), in turn, with the first stated value, then the stated value the format says ends the
+    episode ("evaluate runs the task's tests and ends the episode"). None when the task quotes no command."""
+    command = next((n for n, m in fields.items()
+                    if n != target and re.search(r"\bcommand\b", f"{n} {m.group('text') or ''}", re.IGNORECASE)), None)
+    quoted = _QUOTED.findall(user_texts(request)[0]) if user_texts(request) else []
+    if command is None or not quoted:
+        return None
+    sent = sum(m.get("role") == "assistant" for m in request.get("messages", []))
+    if sent < len(quoted):
+        return {target: values[0], command: quoted[sent]}
+    ends = _ENDS.search(fields[target].group("text") or "") if target in fields else None
+    if ends and ends.group("value") in [str(v) for v in values]:
+        return {target: ends.group("value")}
+    return {target: values[0], command: quoted[-1]}
 
 
 def read_prompt(request: dict[str, Any]) -> Reading:
@@ -280,12 +307,29 @@ def read_prompt(request: dict[str, Any]) -> Reading:
         return Reading([], program, program)
     stated_line = next((m for line in system.splitlines() for m in (_ONE_OF.search(line), _LEGAL_LINE.match(line)) if m), None)
     json_value = _JSON_VALUE.search(system)
+    if json_value and re.search(r"\barray of number\b", json_value.group("about")):
+        return _array_reading(request, system)
     values = (observed or (_split_values(stated_line.group("values")) if stated_line else [])
               or (_bounded(json_value.group("about")) if json_value else []) or _range_values(request))
     if not values:
         return Reading([], None, "I do not know")
     pick = _typed(values[0], json_value.group("about")) if json_value else values[0]
     return Reading(values, pick, json.dumps(pick) if json_value else str(pick))
+
+
+_BETWEEN = re.compile(r"\bbetween (?P<low>-?\d+(?:\.\d+)?) and (?P<high>-?\d+(?:\.\d+)?)\b")
+_EXPECTED = re.compile(r"\bexpected (\d+)\b")
+
+
+def _array_reading(request: dict[str, Any], system: str) -> Reading:
+    """A JSON array of numbers (finrl_env's `actions`, "one per stock ... between -1 and 1"): one element, or as many
+    as the environment's latest message says it expected ("expected 2, got 1"), each the upper end of the range the
+    prompt states (0 where it states none)."""
+    found = _BETWEEN.search(system)
+    values = [float(found.group("low")), float(found.group("high"))] if found else []
+    told = [int(n) for text in user_texts(request)[1:] for n in _EXPECTED.findall(text)]
+    pick = values[-1] if values else 0.0
+    return Reading(values, pick, json.dumps([pick] * (told[-1] if told else 1)))
 
 
 def prompt_reader(request: dict[str, Any]) -> str:
@@ -606,3 +650,22 @@ def dipg_player(request: dict[str, Any]) -> str:
     proof = context.removeprefix("Context: ").split(".")[0]
     return (f"<|channel|>analysis<|message|>The context answers it.<|end|>"
             f"<|channel|>proof<|message|>{proof}<|end|><|channel|>final<|message|>{proof}<|end|>")
+
+
+# ---- tbench2_env: {action_type, command, ...}; exec runs the command, evaluate runs the task's tests -------------
+TBENCH2_ACTION_TYPES = ["exec", "evaluate"]  # the values the docs' action card offers (Tbench2Environment.step has more)
+_TBENCH2_WORD = re.compile(r"holding the word (\w+)")
+
+
+def tbench2_player(request: dict[str, Any]) -> str:
+    """Writes the word the task's instruction names into answer.txt, then evaluates (runs the task's tests)."""
+    if len(user_texts(request)) == 1:
+        word = _TBENCH2_WORD.search(user_texts(request)[0])
+        return json.dumps({"action_type": "exec", "command": f"echo {word.group(1) if word else 'hello'} > answer.txt"})
+    return json.dumps({"action_type": "evaluate"})
+
+
+# ---- finrl_env: {actions: [one number per stock, -1 to 1]} ----------------------------------------------------------
+def finrl_player(request: dict[str, Any]) -> str:
+    """Buys as much as it may of the one stock (finrl's market here rises every day)."""
+    return json.dumps({"actions": [1.0]})

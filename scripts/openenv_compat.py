@@ -21,6 +21,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -89,6 +90,8 @@ class Case:
     # the environment itself fails (an upstream bug): the row passes when the eval reports every episode as errored
     # (stop "error") and returns, rather than raising; the table says so
     env_fails: str = ""
+    no_deps: tuple[str, ...] = ()  # installed after `requires` without their dependencies (a pin that conflicts)
+    action_card: str = ""  # the action card given to the eval and the trainer (a file; "{work}" names the work dir)
 
     def __post_init__(self) -> None:
         self.app = self.app or self.env_class.split(":")[0].rsplit(".", 1)[0] + ".app:app"
@@ -178,7 +181,77 @@ def cases() -> list[Case]:
              app_environ={"DIPG_DATASET_PATH": "{work}/dipg_dataset.jsonl"},
              env_fails="every step fails inside the environment ('StepResult' object has no attribute 'model_dump', "
                        "an upstream bug at OpenEnv 685de411)"),
+        # tbench2_env: Terminal-Bench 2 tasks run locally (camel-ai's TerminalToolkit, no Docker); the task repository
+        # is a download, so the script writes two tasks of its own in its layout (instruction.md, task.toml,
+        # tests/test_outputs.py) and resets by task_id. Its schema states no value of action_type, so the eval is
+        # given the action card docs/openenv.md gives a new user for it (its "Action cards" section)
+        Case("tbench2_env", "tbench2_env.server.tbench2_env_environment:Tbench2Environment",
+             [{"split": "test", "id": task, "tier": 0, "reset": {"task_id": task}} for task in TBENCH2_TASKS],
+             players.tbench2_player, players.constant(players.TBENCH2_ACTION_TYPES), max_steps=4, root="envs",
+             venv="tbench2", requires=("camel-ai>=0.2.90",), files={**tbench2_task_files(), "tbench2-card.toml": docs_card()},
+             env_kwargs={"tasks_dir": "{work}/tb2-tasks", "output_dir": "{work}/tb2-runs"},
+             app_environ={"TB2_TASKS_DIR": "{work}/tb2-tasks", "TB2_OUTPUT_DIR": "{work}/tb2-runs"},
+             action_card="{work}/tbench2-card.toml"),
+        # finrl_env: its constructor takes FinRL's class and a config holding a DataFrame, so the Task API way serves
+        # a function (scripts/compat_factories.py) through `serve MODULE:FUNCTION`; its own app reads the same config
+        # file from FINRL_CONFIG_PATH. Its reset takes no task: every task is the same 10-day market of one stock
+        Case("finrl_env", "compat_factories:finrl_environment", _reset_lines("finrl", 2), players.finrl_player,
+             players.free_text, max_steps=12, app="envs.finrl_env.server.app:app", more_paths=(str(ROOT / "scripts"),),
+             classes=("envs.finrl_env.models:FinRLAction", "envs.finrl_env.models:FinRLObservation"),
+             venv="finrl", requires=FINRL_REQUIREMENTS, no_deps=("alpaca-trade-api>=3.0.0",),
+             files={"finrl_prices.csv": FINRL_PRICES, "finrl_config.json": finrl_config()},
+             env_kwargs={"config_path": "{work}/finrl_config.json"},
+             app_environ={"FINRL_CONFIG_PATH": "{work}/finrl_config.json"}),
     ]
+
+
+# ---- tbench2_env's local tasks and the docs' card ---------------------------------------------------------------
+TBENCH2_TASKS = {"write-hello": "hello", "write-world": "world"}
+
+
+def tbench2_task_files() -> dict[str, str]:
+    """Two tasks in Terminal-Bench 2's layout: the instruction gives the command that does the task; the test checks
+    the file it writes (run by the environment's `evaluate` with `python -m pytest -q tests`)."""
+    files = {}
+    for task, word in TBENCH2_TASKS.items():
+        folder = f"tb2-tasks/{task}"
+        files[f"{folder}/instruction.md"] = (f"Create a file named answer.txt in the task's folder holding the word {word}: "
+                                             f"run `echo {word} > answer.txt`, then evaluate to run the task's tests.\n")
+        files[f"{folder}/task.toml"] = '[verifier]\ntimeout_sec = 120.0\n'
+        files[f"{folder}/tests/test_outputs.py"] = (
+            "from pathlib import Path\n\n\n"
+            "def test_answer_holds_the_word():\n"
+            f"    assert (Path(__file__).parents[1] / 'answer.txt').read_text().strip() == {word!r}\n")
+    return files
+
+
+def docs_card() -> str:
+    """The action card docs/openenv.md gives a new user for tbench2_env (the TOML block after "For tbench2_env:")."""
+    text = (ROOT / "docs" / "openenv.md").read_text()
+    found = re.search(r"For tbench2_env:\n\n```toml\n(?P<card>.*?)```", text, re.DOTALL)
+    if found is None:
+        raise RuntimeError("docs/openenv.md gives no action card for tbench2_env (\"For tbench2_env:\" and a toml block)")
+    return found.group("card")
+
+
+# ---- finrl_env's market: one stock, 10 days, a steady rise ----------------------------------------------------------
+# finrl_env's pyproject pins (all imported when FinRL's package is); alpaca-trade-api pins websockets<11, which
+# openenv needs at 15 or later: installed without its dependencies (as the environment's own uv override does)
+FINRL_REQUIREMENTS = ("finrl==0.3.7", "pandas==2.0.3", "numpy==1.24.3", "gymnasium==0.29.1", "stable-baselines3==2.1.0",
+                      "matplotlib==3.7.2", "stockstats==0.6.2", "exchange_calendars>=4.5,<4.6", "wrds>=3.1,<3.2",
+                      "yfinance==0.2.28", "torch", "msgpack", "deprecation", "websocket-client", "aiohttp", "PyYAML")
+FINRL_DAYS = 10
+FINRL_PRICES = "date,tic,close,high,low,open,volume,macd,rsi_30,cci_30,dx_30\n" + "".join(
+    f"2020-01-{day + 1:02d},SAMPLE,{100 + 2 * day},{102 + 2 * day},{98 + 2 * day},{100 + 2 * day},1000000,0.5,60.0,50.0,20.0\n"
+    for day in range(FINRL_DAYS))
+
+
+def finrl_config() -> str:
+    """Its own app's sample configuration (server/app.py) over the CSV above."""
+    return json.dumps({"data_path": "{work}/finrl_prices.csv", "stock_dim": 1, "hmax": 100, "initial_amount": 100000,
+                       "num_stock_shares": [0], "buy_cost_pct": [0.001], "sell_cost_pct": [0.001],
+                       "reward_scaling": 1e-4, "state_space": 7, "action_space": 1,
+                       "tech_indicator_list": ["macd", "rsi_30", "cci_30", "dx_30"]})
 
 
 @contextlib.contextmanager
@@ -226,7 +299,7 @@ def server_python(case: Case, override: str | None, console: Console) -> str:
         return override
     venv = ROOT / (".venv-compat" if case.venv == "base" else f".venv-compat-{case.venv}")
     requirements = [*SERVER_REQUIREMENTS, *case.requires]
-    stamp = hashlib.sha256("\n".join(requirements).encode()).hexdigest()[:16]
+    stamp = hashlib.sha256("\n".join([*requirements, *(f"--no-deps {r}" for r in case.no_deps)]).encode()).hexdigest()[:16]
     python = venv / "bin" / "python"
     if not (venv / ".stamp").is_file() or (venv / ".stamp").read_text().strip() != stamp:
         console.print(f"making {venv.name} ({' '.join(case.requires) or 'openenv only'}; a few minutes) ...")
@@ -235,6 +308,11 @@ def server_python(case: Case, override: str | None, console: Console) -> str:
         done = subprocess.run([str(python), "-m", "pip", "install", "-q", *requirements], capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError(f"pip install into {venv} failed:\n{(done.stderr or done.stdout)[-2000:]}")
+        if case.no_deps:
+            done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", *case.no_deps],
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                raise RuntimeError(f"pip install --no-deps into {venv} failed:\n{(done.stderr or done.stdout)[-2000:]}")
         (venv / ".stamp").write_text(stamp + "\n")
     return str(python)
 
@@ -397,8 +475,8 @@ def _serve(case: Case, via: str, checkout: Path, python: str, task_file: Path, l
                         environ=prepared[1], startup_timeout=300, log_file=log)
 
 
-def _eval(case: Case, url: str, task_file: Path | None, policy: ScriptedPolicy, check_reset: bool):
-    config = EvalConfig(base_url=url, tasks=str(task_file) if task_file else None, split="test",
+def _eval(case: Case, url: str, task_file: Path | None, policy: ScriptedPolicy, check_reset: bool, work: Path):
+    config = EvalConfig(action_card=_filled(case.action_card, work, work) or None, base_url=url, tasks=str(task_file) if task_file else None, split="test",
                         per_family=case.per_family, max_steps=case.max_steps, family_field=case.family_field,
                         max_concurrency=4, timeout=120, check_reset=check_reset,
                         invalid_flags_in_state=case.invalid_flags_in_state)
@@ -414,7 +492,8 @@ def run_case(case: Case, via: str, checkout: Path, python: str, work: Path, trai
     task_file = work / f"{stem}.jsonl"
     task_file.write_text("".join(json.dumps(task) + "\n" for task in case.tasks))
     for name, text in case.files.items():
-        (work / name).write_text(text)
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(_filled(text, work, checkout))
     # the server runs in a folder of its own in the work directory: an environment that keeps files in its working
     # folder (calendar's ./mcp_databases) writes them there, not into the repository
     folder = work / f"{stem}.{via}.server-folder"
@@ -427,14 +506,14 @@ def run_case(case: Case, via: str, checkout: Path, python: str, work: Path, trai
             given = task_file if via == "tasklist" else None
             legal_moves = ScriptedPolicy(case.player, case.legal, **policies)
             try:
-                result = _eval(case, url, given, legal_moves, True)
+                result = _eval(case, url, given, legal_moves, True, work)
             except ResetIgnoredError as refused:
                 row.reset_check = "refused"
                 (work / f"{stem}.{via}.reset-check.txt").write_text(str(refused) + "\n")
                 legal_moves = ScriptedPolicy(case.player, case.legal, **policies)
-                result = _eval(case, url, given, legal_moves, False)
+                result = _eval(case, url, given, legal_moves, False, work)
             reader = ScriptedPolicy(case.player, case.legal, reader=True, **policies)
-            read = _eval(case, url, given, reader, False)
+            read = _eval(case, url, given, reader, False, work)
             if train_steps:
                 row.train = train(case, url, given, work / f"{stem}.{via}.train", train_steps)
     except (ServerStartError, OpenEnvError, ValueError, KeyError, RuntimeError, subprocess.SubprocessError) as error:
@@ -504,6 +583,8 @@ def train(case: Case, url: str, task_file: Path | None, out: Path, steps: int) -
     environment = {"base_url": url, "train_split": "test", "test_split": "test", "family_field": case.family_field,
                    "check_reset": False, "max_steps": case.max_steps,
                    "invalid_flags_in_state": case.invalid_flags_in_state, "timeout": 120}
+    if case.action_card:
+        environment["action_card"] = _filled(case.action_card, out.parent, out.parent)
     if task_file is not None:
         environment["tasks"] = str(task_file)
     config = config_from_dict({
