@@ -92,6 +92,9 @@ class Case:
     env_fails: str = ""
     no_deps: tuple[str, ...] = ()  # installed after `requires` without their dependencies (a pin that conflicts)
     action_card: str = ""  # the action card given to the eval and the trainer (a file; "{work}" names the work dir)
+    # files in the work directory an episode leaves behind (tbench2's answer.txt, written into the task's folder),
+    # removed before each eval and the train so that no policy scores on what another one did
+    scratch: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         self.app = self.app or self.env_class.split(":")[0].rsplit(".", 1)[0] + ".app:app"
@@ -191,7 +194,7 @@ def cases() -> list[Case]:
              venv="tbench2", requires=("camel-ai>=0.2.90",), files={**tbench2_task_files(), "tbench2-card.toml": docs_card()},
              env_kwargs={"tasks_dir": "{work}/tb2-tasks", "output_dir": "{work}/tb2-runs"},
              app_environ={"TB2_TASKS_DIR": "{work}/tb2-tasks", "TB2_OUTPUT_DIR": "{work}/tb2-runs"},
-             action_card="{work}/tbench2-card.toml"),
+             action_card="{work}/tbench2-card.toml", scratch=tuple(f"tb2-tasks/{t}/answer.txt" for t in TBENCH2_TASKS)),
         # finrl_env: its constructor takes FinRL's class and a config holding a DataFrame, so the Task API way serves
         # a function (scripts/compat_factories.py) through `serve MODULE:FUNCTION`; its own app reads the same config
         # file from FINRL_CONFIG_PATH. Its reset takes no task: every task is the same 10-day market of one stock
@@ -476,6 +479,7 @@ def _serve(case: Case, via: str, checkout: Path, python: str, task_file: Path, l
 
 
 def _eval(case: Case, url: str, task_file: Path | None, policy: ScriptedPolicy, check_reset: bool, work: Path):
+    _clear_scratch(case, work)
     config = EvalConfig(action_card=_filled(case.action_card, work, work) or None, base_url=url, tasks=str(task_file) if task_file else None, split="test",
                         per_family=case.per_family, max_steps=case.max_steps, family_field=case.family_field,
                         max_concurrency=4, timeout=120, check_reset=check_reset,
@@ -483,6 +487,11 @@ def _eval(case: Case, url: str, task_file: Path | None, policy: ScriptedPolicy, 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the reset check's notes are in result.warnings
         return run_eval(config, policy)
+
+
+def _clear_scratch(case: Case, work: Path) -> None:
+    for name in case.scratch:
+        (work / name).unlink(missing_ok=True)
 
 
 def run_case(case: Case, via: str, checkout: Path, python: str, work: Path, train_steps: int = 0) -> Row:
@@ -577,6 +586,7 @@ def train(case: Case, url: str, task_file: Path | None, out: Path, steps: int) -
     from openenv_prime.mlx_trainer.model.sources import build_tiny_model
     from openenv_prime.mlx_trainer.training.loop import train as mlx_train
 
+    _clear_scratch(case, out.parent)
     model = out / "tiny-model"
     if not model.is_dir():
         build_tiny_model(model)

@@ -266,3 +266,44 @@ def test_the_reader_writes_a_program_where_the_prompt_says_the_reply_is_code_and
     # a program that parses is no invalid action; "I do not know" would be a SyntaxError
     assert [(r.steps, r.invalid_actions, r.reward) for r in reader.results] == \
            [(r.steps, r.invalid_actions, r.reward) for r in oracle.results] == [(3, 0, 0.0)] * 2
+
+
+def test_the_reader_does_what_a_tbench2_task_says_with_the_docs_card_and_the_player_runs_then_evaluates(tmp_path):
+    from openenv_prime.client.prompts.prompting import PromptSettings
+    from tests.play.bench_envs import TbenchAction
+
+    card = tmp_path / "card.toml"
+    card.write_text(_runner().docs_card())  # the card docs/openenv.md gives a new user, as the matrix passes it
+    schema = TbenchAction.model_json_schema()
+    protocol = EpisodeProtocol(schema, PromptSettings(action_card=str(card)))
+    system = protocol.instructions("Solve the task.")
+    task = ["Create a file named answer.txt in the task's folder holding the word world: run `echo world > answer.txt`, "
+            "then evaluate to run the task's tests.\n\ntask_id: write-world"]
+    first = compat.read_prompt(request(task, system))
+    assert first.values == ["exec", "evaluate"] and first.pick == "exec"
+    assert protocol.action_format.parse(first.reply) == {"action_type": "exec", "command": "echo world > answer.txt",
+                                                         "block": True}
+    answered = request(task, system)["messages"] + [{"role": "assistant", "content": first.reply},
+                                                     {"role": "user", "content": "output: \nsuccess: true"}]
+    then = compat.read_prompt({"messages": answered})
+    assert then.pick == "evaluate" and json.loads(then.reply)["action_type"] == "evaluate"  # "... ends the episode"
+    unquoted = compat.read_prompt(request(["Create the file answer.txt holding the word world."], system))
+    assert json.loads(unquoted.reply) == {"action_type": "exec", "command": "ls"}  # no command quoted: the example
+    player = request(task, system)
+    assert json.loads(compat.tbench2_player(player)) == {"action_type": "exec", "command": "echo world > answer.txt"}
+    assert json.loads(compat.tbench2_player({"messages": answered})) == {"action_type": "evaluate"}
+
+
+def test_the_reader_fills_a_numeric_array_from_the_stated_range_and_the_length_the_environment_says():
+    from tests.play.bench_envs import FinrlAction
+
+    schema = FinrlAction.model_json_schema()
+    asked = _prompt(schema, [observation_to_text({"state": [1000.0, 10.0, 0.0, 0.5, 50.0], "date": "2024-01-01"})])
+    first = compat.read_prompt(asked)
+    assert first.values == [-1.0, 1.0] and first.reply == "[1.0]"  # "between -1 and 1": the upper end, one element
+    assert reply_to_action(first.reply, schema) == {"actions": [1.0]}
+    told = {"messages": asked["messages"] + [
+        {"role": "assistant", "content": first.reply},
+        {"role": "user", "content": "Action dimension mismatch: expected 2, got 1. Try again."}]}
+    assert compat.read_prompt(told).reply == "[1.0, 1.0]"
+    assert reply_to_action(compat.finrl_player(asked), schema) == {"actions": [1.0]}
