@@ -11,6 +11,9 @@ picks among the values the prompt states. Prints one table row per environment a
 episodes the environment failed (stop "error") counted apart. An environment that fails on its own (`Case.env_fails`:
 dipg_safety_env) is expected to: its row passes when the eval reports each episode as errored and returns a result.
 With `--train-steps N`, the MLX trainer also trains a tiny random-weight model N steps on each served environment.
+An environment whose constructor takes Python objects (finrl_env) is served through `serve MODULE:FUNCTION` with a
+function of scripts/compat_factories.py; one that needs a flag the docs give a new user (tbench2_env's action card)
+gets it in the eval and the train (`Case.action_card`).
 Nothing of OpenEnv's code is copied: the checkout is imported from where the user keeps it.
 """
 
