@@ -97,10 +97,6 @@ class Replicas:
                                 f"here. {told}") from failure
         return [value for _, value in parts]
 
-    def collect(self, what: str, make: Callable[[], list]) -> list:
-        """Every process's list from ``make()``, concatenated in process order, on every process (see :meth:`exchange`)."""
-        return [item for part in self.exchange(what, make) for item in part]
-
     def from_main(self, what: str, make: Callable[[], T]) -> T:
         """``make()`` run on the main process only, its result given to every process; an error in it is raised on
         every process (see :meth:`exchange`)."""

@@ -19,6 +19,7 @@ import pytest
 from openenv_prime.evaluation import EvalConfig, run_eval
 from openenv_prime.testing.scripted_openai import ScriptedOpenAIServer
 from tests.play.bench_envs import WORDS
+from tests.play.reader import Reader
 from tests.support.waiting import HANG_GUARD_S
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,18 +31,6 @@ description = "the shell command to run"
 [fixed]
 action_type = "exec"
 """
-
-
-class Reader:
-    """A policy that knows no environment: it reads the prompt and does what it says."""
-
-    def __init__(self, rule):
-        self.rule = rule
-        self.prompts: list[list[dict]] = []
-
-    async def complete(self, prompts):
-        self.prompts.extend(prompts)
-        return [self.rule(p) for p in prompts]
 
 
 def tbench_reader(prompt: list[dict]) -> str:

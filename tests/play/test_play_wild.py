@@ -19,21 +19,10 @@ from openenv_prime.client.prompts.render import EpisodeProtocol
 from openenv_prime.evaluation import EvalConfig, run_eval
 from openenv_prime.evaluation.config import DEFAULT_SYSTEM_PROMPT
 from tests.play import wild_envs
+from tests.play.reader import Reader
 from tests.play.wild_envs import TASKS, TOOL_COUNT, calendar_tools
 
 LEVEL = {"family_field": "level", "check_reset": False}
-
-
-class Reader:
-    """A policy that knows no environment: it reads the prompt and does what it says."""
-
-    def __init__(self, rule):
-        self.rule = rule
-        self.prompts: list[list[dict]] = []
-
-    async def complete(self, prompts):
-        self.prompts.extend(prompts)
-        return [self.rule(p) for p in prompts]
 
 
 def calendar_reader(prompt: list[dict]) -> str:

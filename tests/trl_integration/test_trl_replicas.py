@@ -13,7 +13,6 @@ from openenv_prime.trl.replicas import ProcessFailed, Replicas, bind_device
 def test_on_one_process_an_exchange_is_local_and_a_failure_raises_the_error_itself():
     replicas = Replicas()
     assert replicas.exchange("counting", lambda: 3) == [3]
-    assert replicas.collect("listing", lambda: [1, 2]) == [1, 2]
     assert replicas.from_main("making", lambda: "made") == "made"
     assert replicas.same("the draws", lambda: [4, 5]) == [4, 5]
     with pytest.raises(KeyError, match="gone"):
